@@ -1,0 +1,29 @@
+"""Numerical helpers for contact laws: powers and norms with finite gradients at zero."""
+
+import jax.numpy as jnp
+
+
+def positive_power(x, exponent):
+    """``max(x, 0) ** exponent`` with a finite gradient at ``x = 0``.
+
+    The double-``where`` keeps ``0 ** (exponent - 1)`` out of the backward pass.
+    """
+    positive = x > 0
+    safe = jnp.where(positive, x, 1.0)
+    return jnp.where(positive, safe**exponent, 0.0)
+
+
+def signed_power(x, exponent):
+    """``sign(x) * |x| ** exponent``: the odd, smooth continuation of ``x ** exponent``.
+
+    Used where an integrator may step slightly past ``x = 0`` (event location),
+    so the force stays continuous and monotone there.
+    """
+    return jnp.sign(x) * positive_power(jnp.abs(x), exponent)
+
+
+def safe_norm(v, axis=-1):
+    """Euclidean norm with gradient 0 (not NaN) at ``v = 0``."""
+    squared = jnp.sum(v * v, axis=axis)
+    nonzero = squared > 0
+    return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)

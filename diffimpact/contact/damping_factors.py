@@ -1,0 +1,149 @@
+"""Hunt–Crossley hysteresis damping factors from a coefficient of restitution.
+
+Each function returns the factor μ of f = (μ δ̇ + k) δ^n (``HuntCrossley``,
+seed 004 eq. (9)) for a contact of stiffness ``k`` hit at the impact velocity
+``v = ⁻δ̇ > 0`` that should rebound with the coefficient of restitution
+``e = −⁺δ̇/⁻δ̇`` (eq. (11)). Units: k in N/m^n, v in m/s, μ in N s/m^(n+1).
+
+Eqs. (13)–(16) are approximations of the solution of the impact ODE (10) and
+reproduce ``e`` only approximately; ``exact`` inverts that solution and
+reproduces it for any mass and exponent n (eqs. (18)–(19)).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optimistix as optx
+
+from diffimpact._validation import check_positive, check_range
+from diffimpact.contact.normal import HuntCrossley
+
+
+def _checked(stiffness, restitution, impact_velocity):
+    return (
+        check_positive("stiffness", stiffness),
+        check_range("restitution", restitution, 0.0, 1.0, low_open=True),
+        check_positive("impact_velocity", impact_velocity),
+    )
+
+
+def hunt_crossley(stiffness, restitution, impact_velocity):
+    """μ = 3k(1 − e)/(2v), Hunt and Crossley (seed 004, eq. (13)); for e near 1."""
+    k, e, v = _checked(stiffness, restitution, impact_velocity)
+    return 1.5 * k * (1.0 - e) / v
+
+
+def lankarani_nikravesh(stiffness, restitution, impact_velocity):
+    """μ = 3k(1 − e²)/(4v), Lankarani and Nikravesh (seed 004, eq. (14); seed 000, eq. (3.7))."""
+    k, e, v = _checked(stiffness, restitution, impact_velocity)
+    return 0.75 * k * (1.0 - e) * (1.0 + e) / v
+
+
+def hu_guo(stiffness, restitution, impact_velocity):
+    """μ = 3k(1 − e)/(2ev), Hu and Guo (seed 004, eq. (15))."""
+    k, e, v = _checked(stiffness, restitution, impact_velocity)
+    return 1.5 * k * (1.0 - e) / (e * v)
+
+
+def flores(stiffness, restitution, impact_velocity):
+    """μ = 8k(1 − e)/(5ev), Flores et al. and Ye et al. (seed 004, eq. (16))."""
+    k, e, v = _checked(stiffness, restitution, impact_velocity)
+    return 1.6 * k * (1.0 - e) / (e * v)
+
+
+# Taylor series are used for |x| < _SERIES_RADIUS, where the closed forms below
+# cancel catastrophically; 48 terms leave a truncation error below 1e-16.
+_SERIES_RADIUS = 0.5
+_SERIES_TERMS = 48
+# (ln(1 + x) − x + x²/2)/x³ = Σ_{j≥0} (−1)^j x^j/(j + 3)
+_LOG_REMAINDER_SERIES = np.array([(-1.0) ** j / (j + 3) for j in range(_SERIES_TERMS)])
+# (1 − e^{−z})/z = Σ_{j≥0} (−z)^j/(j + 1)!
+_EXP_RATIO_SERIES = np.array([(-1.0) ** j / np.prod(np.arange(1.0, j + 2)) for j in range(20)])
+
+
+def _taylor_near_zero(x, series, direct):
+    """``direct(x)``, replaced by the Taylor polynomial ``series`` (ascending) near x = 0.
+
+    ``direct`` only ever sees |x| ≥ _SERIES_RADIUS, so its 0/0 at x = 0 never
+    reaches the value or the gradient.
+    """
+    near_zero = jnp.abs(x) < _SERIES_RADIUS
+    safe_x = jnp.where(near_zero, _SERIES_RADIUS, x)
+    return jnp.where(near_zero, jnp.polyval(series[::-1], x), direct(safe_x))
+
+
+def _log_remainder(x, log1p_x):
+    """(ln(1 + x) − x + x²/2)/x³ for x > −1, given ln(1 + x).
+
+    ln(1 + x) is passed in so that x → −1 keeps full precision when the
+    caller knows it exactly.
+    """
+    return _taylor_near_zero(x, _LOG_REMAINDER_SERIES, lambda y: (log1p_x - y + y * y / 2) / y**3)
+
+
+def _exp_ratio(z):
+    """(1 − e^{−z})/z, equal to 1 at z = 0."""
+    return _taylor_near_zero(z, _EXP_RATIO_SERIES, lambda y: -jnp.expm1(-y) / y)
+
+
+def _half_restitution_deficit(restitution):
+    """c = (1 − e²)/(2e²): d P(d) = c is eq. (19) divided by d² (see ``_scaled_residual``)."""
+    return (1.0 - restitution) * (1.0 + restitution) / (2.0 * restitution**2)
+
+
+def _scaled_residual(scaled_log_gap, restitution):
+    """Residual of eq. (19) (seed 004) in the unknown s = −ln(1 − d)/c.
+
+    Taking logarithms, eq. (19) reads f(d) = ln(1 + d/e) − ln(1 − d) − d(1 + 1/e)
+    = 0. The terms of order d cancel and the d² terms leave −c d², so with
+    R(x) = (ln(1 + x) − x + x²/2)/x³ the non-trivial root solves
+
+        d P(d) = c,   P(d) = R(d/e)/e³ + R(−d) > 0,   c = (1 − e²)/(2e²).
+
+    The unknown s = z/c with z = −ln(1 − d) stays of order one for every e in
+    (0, 1] (s → 3/2 as e → 1, s ≈ 2e as e → 0), keeps 1 − d = e^{−z} exact when
+    d rounds to 1, and makes d = 1 − e^{−sc} vanish exactly at e = 1. The
+    residual s (d/z) P(d) − 1 = f(d)/(c d²) has slope ≈ 1/d² in s.
+    """
+    e = restitution
+    z = scaled_log_gap * _half_restitution_deficit(e)
+    d = -jnp.expm1(-z)
+    x = d / e
+    hysteresis_sum = _log_remainder(x, jnp.log1p(x)) / e**3 + _log_remainder(-d, -z)
+    return scaled_log_gap * _exp_ratio(z) * hysteresis_sum - 1.0
+
+
+def exact(stiffness, restitution, impact_velocity):
+    """μ = d k/(e v), which reproduces e exactly (seed 004, eq. (18)).
+
+    d ∈ [0, 1) is the non-trivial root of (1 + d/e)/(1 − d) = exp(d(1 + 1/e))
+    (eq. (19)), found by bisection (optimistix) and differentiated implicitly;
+    e = 1 gives μ = 0. The relation holds for any mass and any exponent n of
+    ``HuntCrossley``, since it follows from the phase-plane solution of eq. (10).
+    """
+    k, e, v = _checked(stiffness, restitution, impact_velocity)
+    c = _half_restitution_deficit(e)
+    # z = −ln(1 − d) < 1 + 1/e at the root, i.e. s < 2e/(1 − e); s < 3/2 for e ≥ 1/2.
+    upper = jax.lax.stop_gradient(2.0 * e / jnp.maximum(e, 1.0 - e))
+
+    def solve(restitution_, upper_):
+        solution = optx.root_find(
+            _scaled_residual,
+            optx.Bisection(rtol=1e-14, atol=1e-14, flip=False),
+            upper_ / 2,
+            args=restitution_,
+            options=dict(lower=0.0, upper=upper_),
+        )
+        return solution.value
+
+    scaled_log_gap = jnp.vectorize(solve)(e, upper)
+    d = -jnp.expm1(-scaled_log_gap * c)
+    return d * k / (e * v)
+
+
+def lankarani_nikravesh_law(stiffness, restitution, impact_velocity):
+    """Lankarani–Nikravesh force (μ δ̇ + k) δ^{3/2} (seed 000, eqs. (3.3) and (3.7)).
+
+    Returns a ``HuntCrossley`` law with n = 3/2 and μ from ``lankarani_nikravesh``.
+    """
+    return HuntCrossley(stiffness, 1.5, lankarani_nikravesh(stiffness, restitution, impact_velocity))

@@ -1,0 +1,185 @@
+"""Tangential friction force laws F_t(F_N, v_t) (seed 000 §3.3).
+
+Every law is an ``equinox.Module`` with a ``magnitude(F_N, |v|)`` (N, ≥ 0 for
+F_N ≥ 0) and a common ``__call__(F_N, v)`` returning the friction force vector
+−magnitude · v/|v|, opposed to the slip velocity ``v`` (last axis, any
+dimension). All laws vanish at zero slip, so the force is continuous there,
+and its Jacobian at v = 0 is the slope of the law at zero speed (the
+regularising viscous slope), not NaN.
+
+Units: F_N in N, speeds in m/s, viscous coefficients in N s/m.
+"""
+
+from abc import abstractmethod
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from diffimpact._validation import check_positive, check_range
+from diffimpact.contact._math import safe_norm
+
+# Alciatore's fit μ(v) = a + b exp(−c v) to Marlow's ball–ball data (seed 000, eq. (3.8)).
+_ALCIATORE_OFFSET = 9.951e-3
+_ALCIATORE_AMPLITUDE = 0.108
+_ALCIATORE_DECAY = 1.088  # s/m
+
+
+def _check_ordered(lower_name, lower, upper_name, upper, *, strict):
+    """Return ``upper`` after checking lower ≤ upper (< if ``strict``); the message names both."""
+    gap = check_range(f"{upper_name} - {lower_name}", upper - lower, 0.0, low_open=strict)
+    # 0 * gap keeps the traced check (equinox.error_if) attached to the result.
+    return upper + 0.0 * gap
+
+
+class FrictionLaw(eqx.Module):
+    """Abstract base of friction laws; see the module docstring."""
+
+    @abstractmethod
+    def magnitude(self, normal_force, slip_speed):
+        """Friction force magnitude (N) at normal force F_N ≥ 0 and slip speed ≥ 0."""
+
+    def __call__(self, normal_force, slip_velocity):
+        """Friction force vector (N), −magnitude(F_N, |v|) v/|v|, zero at v = 0."""
+        slip_speed = safe_norm(slip_velocity)
+        moving = slip_speed > 0
+        safe_speed = jnp.where(moving, slip_speed, 1.0)
+        # magnitude/|v| tends to its slope at zero speed, which keeps the Jacobian exact there.
+        _, slope_at_rest = jax.jvp(
+            lambda speed: self.magnitude(normal_force, speed),
+            (jnp.zeros_like(slip_speed),),
+            (jnp.ones_like(slip_speed),),
+        )
+        per_speed = jnp.where(
+            moving, self.magnitude(normal_force, safe_speed) / safe_speed, slope_at_rest
+        )
+        return -per_speed[..., None] * slip_velocity
+
+
+class Coulomb(FrictionLaw):
+    """Regularised Coulomb friction, μ F_N tanh(|v|/v_reg).
+
+    ``regularisation_speed`` v_reg replaces the sign function; |v| ≫ v_reg gives
+    Coulomb's μ F_N.
+    """
+
+    coefficient: jnp.ndarray
+    regularisation_speed: jnp.ndarray
+
+    def __init__(self, coefficient, regularisation_speed=1e-4):
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
+
+    def magnitude(self, normal_force, slip_speed):
+        return self.coefficient * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
+
+
+class Threlfall(FrictionLaw):
+    """Threlfall's friction, μ F_N (1 − exp(−3|v|/v0)) for |v| ≤ v0, μ F_N beyond.
+
+    Threlfall (1978), Computer-Aided Design 10(4), as reproduced by Marques,
+    Flores, Claro and Lankarani (2016), Nonlinear Dyn. 86, 1407. The force
+    reaches 95 % of μ F_N at the tolerance speed v0 and steps to μ F_N above it;
+    seed 000 (§3.3) uses v0 = 0.01 m/s.
+    """
+
+    coefficient: jnp.ndarray
+    tolerance_speed: jnp.ndarray
+
+    def __init__(self, coefficient, tolerance_speed=0.01):
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.tolerance_speed = check_positive("tolerance_speed", tolerance_speed)
+
+    def magnitude(self, normal_force, slip_speed):
+        build_up = -jnp.expm1(-3.0 * slip_speed / self.tolerance_speed)
+        factor = jnp.where(slip_speed <= self.tolerance_speed, build_up, 1.0)
+        return self.coefficient * normal_force * factor
+
+
+class Ambrosio(FrictionLaw):
+    """Ambrósio's friction, μ c_d F_N with a dynamic correction c_d(|v|).
+
+    c_d = 0 below v0, (|v| − v0)/(v1 − v0) between v0 and v1, 1 above v1
+    (Ambrósio (2003), as used by Flores, Ambrósio, Claro and Lankarani (2006),
+    Proc. IMechE K 220). Seed 000 (§3.3) uses v0 = 1e-4 m/s and v1 = 1e-3 m/s.
+    """
+
+    coefficient: jnp.ndarray
+    lower_tolerance_speed: jnp.ndarray
+    upper_tolerance_speed: jnp.ndarray
+
+    def __init__(self, coefficient, lower_tolerance_speed=1e-4, upper_tolerance_speed=1e-3):
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.lower_tolerance_speed = check_positive("lower_tolerance_speed", lower_tolerance_speed)
+        self.upper_tolerance_speed = _check_ordered(
+            "lower_tolerance_speed",
+            self.lower_tolerance_speed,
+            "upper_tolerance_speed",
+            check_positive("upper_tolerance_speed", upper_tolerance_speed),
+            strict=True,
+        )
+
+    def magnitude(self, normal_force, slip_speed):
+        ramp = (slip_speed - self.lower_tolerance_speed) / (
+            self.upper_tolerance_speed - self.lower_tolerance_speed
+        )
+        return self.coefficient * normal_force * jnp.clip(ramp, 0.0, 1.0)
+
+
+class Alciatore(FrictionLaw):
+    """Alciatore's ball–ball friction, μ(|v|) = 9.951e-3 + 0.108 exp(−1.088 |v|) (seed 000, eq. (3.8)).
+
+    |v| in m/s. The factor tanh(|v|/v_reg) makes the force vanish at zero slip.
+    """
+
+    regularisation_speed: jnp.ndarray
+
+    def __init__(self, regularisation_speed=1e-4):
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
+
+    def magnitude(self, normal_force, slip_speed):
+        coefficient = _ALCIATORE_OFFSET + _ALCIATORE_AMPLITUDE * jnp.exp(-_ALCIATORE_DECAY * slip_speed)
+        return coefficient * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
+
+
+class Stribeck(FrictionLaw):
+    """Stribeck friction, [μ_d + (μ_s − μ_d) exp(−(|v|/v_s)²)] F_N tanh(|v|/v_reg) + σ|v|.
+
+    The static-to-dynamic decay of Andersson, Söderberg and Björklund (2007),
+    Tribol. Int. 40, 580 (exponent 2), with a viscous term σ|v| (N s/m) that does
+    not scale with F_N; see Marques et al. (2016), Nonlinear Dyn. 86, 1407.
+    """
+
+    static_coefficient: jnp.ndarray
+    dynamic_coefficient: jnp.ndarray
+    viscous_coefficient: jnp.ndarray
+    transition_speed: jnp.ndarray
+    regularisation_speed: jnp.ndarray
+
+    def __init__(
+        self,
+        static_coefficient,
+        dynamic_coefficient,
+        viscous_coefficient,
+        transition_speed,
+        regularisation_speed=1e-4,
+    ):
+        self.dynamic_coefficient = check_range("dynamic_coefficient", dynamic_coefficient, 0.0)
+        self.static_coefficient = _check_ordered(
+            "dynamic_coefficient",
+            self.dynamic_coefficient,
+            "static_coefficient",
+            check_range("static_coefficient", static_coefficient, 0.0),
+            strict=False,
+        )
+        self.viscous_coefficient = check_range("viscous_coefficient", viscous_coefficient, 0.0)
+        self.transition_speed = check_positive("transition_speed", transition_speed)
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
+
+    def magnitude(self, normal_force, slip_speed):
+        decay = jnp.exp(-((slip_speed / self.transition_speed) ** 2))
+        coefficient = self.dynamic_coefficient + (
+            self.static_coefficient - self.dynamic_coefficient
+        ) * decay
+        dry = coefficient * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
+        return dry + self.viscous_coefficient * slip_speed

@@ -1,0 +1,131 @@
+"""Normal contact force laws f_c(δ, δ̇) for a penetration δ ≥ 0 (seed 004 §2–3, seed 000 §3.3).
+
+Every law is an ``equinox.Module``: a pytree whose float fields (stiffness,
+damping, ...) can be differentiated, vmapped and fitted. Each law provides
+
+* ``force(δ, δ̇)``: the law's formula. For δ < 0 it is continued as an odd
+  function (``sign(δ)|δ|^n``) so that an integrator that steps slightly past
+  separation sees a smooth force; physically it is meaningful for δ ≥ 0 only.
+* ``__call__(δ, δ̇)``: the force applied between bodies: ``force`` while δ > 0,
+  never tensile (clipped at 0), and 0 out of contact.
+* ``separates_at_zero_force``: whether the bodies separate when the force
+  vanishes (seed 004 eq. (20): Kelvin–Voigt, Hertz with a linear damper) or
+  when the penetration returns to zero (Hertz, Hunt–Crossley family).
+* ``stiffness`` and ``exponent`` (k and n of k δ^n), which also set the natural
+  length scale of an impact (seed 004 eq. (27)).
+
+Units: δ in m, δ̇ in m/s, k in N/m^n, forces in N.
+"""
+
+from abc import abstractmethod
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from diffimpact._validation import check_positive, check_range
+from diffimpact.contact._math import signed_power
+
+
+class NormalForceLaw(eqx.Module):
+    """Abstract base of normal force laws; see the module docstring."""
+
+    separates_at_zero_force: eqx.AbstractClassVar[bool]
+    stiffness: eqx.AbstractVar[jnp.ndarray]  # k in f = k δ^n + ... (N/m^n)
+    exponent: eqx.AbstractVar[jnp.ndarray]  # n in f = k δ^n + ...
+
+    @abstractmethod
+    def force(self, penetration, penetration_rate):
+        """The law's formula (N), continued oddly for negative penetration."""
+
+    def __call__(self, penetration, penetration_rate):
+        """Contact force (N): compressive only, zero out of contact."""
+        force = self.force(penetration, penetration_rate)
+        return jnp.where(penetration > 0, jnp.maximum(force, 0.0), 0.0)
+
+
+class KelvinVoigt(NormalForceLaw):
+    """Linear spring–damper, f = k δ + c δ̇ (seed 004 eq. (54)).
+
+    Separation when the force vanishes (Butcher–Segalman; seed 004 eq. (20)).
+    """
+
+    stiffness: jnp.ndarray
+    damping: jnp.ndarray
+    separates_at_zero_force: ClassVar[bool] = True
+
+    def __init__(self, stiffness, damping):
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.damping = check_range("damping", damping, 0.0)
+
+    @property
+    def exponent(self):
+        return jnp.asarray(1.0)
+
+    def force(self, penetration, penetration_rate):
+        return self.stiffness * penetration + self.damping * penetration_rate
+
+
+class Hertz(NormalForceLaw):
+    """Elastic Hertz contact, f = k δ^n (seed 004 eq. (6); seed 000 eq. (3.9) with n = 3/2)."""
+
+    stiffness: jnp.ndarray
+    exponent: jnp.ndarray
+    separates_at_zero_force: ClassVar[bool] = False
+
+    def __init__(self, stiffness, exponent=1.5):
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+
+    def force(self, penetration, penetration_rate):
+        del penetration_rate
+        return self.stiffness * signed_power(penetration, self.exponent)
+
+
+class HertzLinearDamper(NormalForceLaw):
+    """Hertz spring with a linear damper, f = c δ̇ + k δ^n (seed 004 eq. (7)).
+
+    The bodies separate when the force vanishes, c δ̇ + k δ^n = 0 (eq. (20)),
+    possibly with a residual penetration (eq. (51)). With the damping from
+    ``diffimpact.optimal_damping`` this is the force model of eq. (50).
+    """
+
+    stiffness: jnp.ndarray
+    exponent: jnp.ndarray
+    damping: jnp.ndarray
+    separates_at_zero_force: ClassVar[bool] = True
+
+    def __init__(self, stiffness, exponent, damping):
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+        self.damping = check_range("damping", damping, 0.0)
+
+    def force(self, penetration, penetration_rate):
+        return self.damping * penetration_rate + self.stiffness * signed_power(
+            penetration, self.exponent
+        )
+
+
+class HuntCrossley(NormalForceLaw):
+    """Hunt–Crossley hysteresis damping, f = (μ δ̇ + k) δ^n (seed 004 eq. (9)).
+
+    ``hysteresis`` is the damping factor μ (s/m · k units: N s/m^(n+1)); the
+    functions of ``diffimpact.contact.damping_factors`` give it from a
+    coefficient of restitution (seed 004 eqs. (13)–(19), seed 000 eq. (3.7)).
+    Force and penetration vanish together at separation.
+    """
+
+    stiffness: jnp.ndarray
+    exponent: jnp.ndarray
+    hysteresis: jnp.ndarray
+    separates_at_zero_force: ClassVar[bool] = False
+
+    def __init__(self, stiffness, exponent, hysteresis):
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+        self.hysteresis = check_range("hysteresis", hysteresis, 0.0)
+
+    def force(self, penetration, penetration_rate):
+        return (self.hysteresis * penetration_rate + self.stiffness) * signed_power(
+            penetration, self.exponent
+        )
