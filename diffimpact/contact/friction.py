@@ -77,7 +77,7 @@ class Coulomb(FrictionLaw):
 class Threlfall(FrictionLaw):
     """Threlfall's friction, μ F_N (1 − exp(−3|v|/v0)) for |v| ≤ v0, μ F_N beyond.
 
-    Threlfall (1978), Computer-Aided Design 10(4), as reproduced by Marques,
+    Threlfall (1978), Mech. Mach. Theory 13, 475, as reproduced by Marques,
     Flores, Claro and Lankarani (2016), Nonlinear Dyn. 86, 1407. The force
     reaches 95 % of μ F_N at the tolerance speed v0 and steps to μ F_N above it;
     seed 000 (§3.3) uses v0 = 0.01 m/s.
@@ -127,9 +127,10 @@ class Ambrosio(FrictionLaw):
 
 
 class Alciatore(FrictionLaw):
-    """Alciatore's ball–ball friction, μ(|v|) = 9.951e-3 + 0.108 exp(−1.088 |v|) (seed 000, eq. (3.8)).
+    """Alciatore's ball–ball friction, μ(|v|) F_N tanh(|v|/v_reg) (seed 000, eq. (3.8)).
 
-    |v| in m/s. The factor tanh(|v|/v_reg) makes the force vanish at zero slip.
+    μ(|v|) = 9.951e-3 + 0.108 exp(−1.088 |v|) with |v| in m/s, fitted to
+    Marlow's data; the factor tanh(|v|/v_reg) makes the force vanish at zero slip.
     """
 
     regularisation_speed: jnp.ndarray
@@ -138,7 +139,8 @@ class Alciatore(FrictionLaw):
         self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
 
     def magnitude(self, normal_force, slip_speed):
-        coefficient = _ALCIATORE_OFFSET + _ALCIATORE_AMPLITUDE * jnp.exp(-_ALCIATORE_DECAY * slip_speed)
+        decay = jnp.exp(-_ALCIATORE_DECAY * slip_speed)
+        coefficient = _ALCIATORE_OFFSET + _ALCIATORE_AMPLITUDE * decay
         return coefficient * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
 
 

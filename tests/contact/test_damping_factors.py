@@ -17,7 +17,7 @@ APPROXIMATIONS = [
 
 # Compilation dominates: μ and dμ/de of the exact factor are compiled once each,
 # batched over a fixed number of cases.
-BATCH = 4
+BATCH = 5
 exact_batched = jax.jit(jax.vmap(damping_factors.exact))
 exact_restitution_gradient = jax.jit(jax.vmap(jax.grad(damping_factors.exact, argnums=1)))
 
@@ -50,7 +50,7 @@ def test_exact_is_zero_at_perfect_restitution():
 def test_e_to_one_asymptotics():
     # With e = 1 − ε, eq. (19) divided by d² is
     #   g(d) = Σ_{k≥2} [1 + (−1)^{k+1} e^{−k}] d^{k−2}/k = 0
-    # (the k = 1 terms cancel). Expanding e^{−k} = 1 + kε + k(k+1)ε²/2 + ...:
+    # (the k = 1 terms cancel). Expanding e^{−k} = (1 − ε)^{−k} = 1 + kε + k(k+1)ε²/2 + ...:
     #   k = 2: −ε − 3ε²/2 − 2ε³,   k = 3: (2/3 + ε + 2ε²) d,
     #   k = 4: (−ε − 5ε²/2) d²,    k = 5: (2/5 + ε) d³.
     # Inserting d = aε + bε² + cε³ and collecting orders:
@@ -60,7 +60,8 @@ def test_e_to_one_asymptotics():
     # so d = 3ε/2 − 3ε³/20 and, by eq. (18), μ v/k = d/e = 3ε/2 + 3ε²/2 + 27ε³/20 + O(ε⁴).
     # Eqs. (13)–(16) in the same variable: 3ε/2 (HC), 3ε/2 − 3ε²/4 (LN),
     # 3ε/(2e) = 3ε/2 + 3ε²/2 + 3ε³/2 (Hu–Guo), 8ε/(5e) = 8ε/5 + ... (Flores).
-    # HC, LN and Hu–Guo agree with the exact factor to leading order; Flores does not.
+    # HC, LN and Hu–Guo agree with the exact factor to leading order (Hu–Guo to second
+    # order); Flores does not.
     stiffness, impact_velocity = 2.0e7, 0.8
     scale = stiffness / impact_velocity
     epsilon = np.array([1e-2, 1e-3])
@@ -141,9 +142,9 @@ def test_lankarani_nikravesh_law_is_accurate_only_near_one():
     assert errors[0] < 1e-3 < errors[1]
 
 
-def test_exact_gradient_matches_finite_differences_and_the_limit_at_one():
+def test_exact_gradient_matches_finite_differences_and_both_limits():
     stiffness, impact_velocity, step = 5.0e5, 2.0, 1e-6
-    restitution = np.array([0.3, 0.7, 0.95, 1.0])
+    restitution = np.array([0.3, 0.7, 0.95, 1.0, 1e-8])
     gradient = _batched(exact_restitution_gradient, stiffness, restitution, impact_velocity)
     inside = restitution[:3]
     upper = _exact(stiffness, inside + step, impact_velocity)
@@ -151,6 +152,8 @@ def test_exact_gradient_matches_finite_differences_and_the_limit_at_one():
     np.testing.assert_allclose(gradient[:3], (upper - lower) / (2 * step), rtol=1e-6)
     # From μ v/k = 3ε/2 + O(ε²): dμ/de = −3k/(2v) at e = 1, finite and not NaN.
     np.testing.assert_allclose(gradient[3], -1.5 * stiffness / impact_velocity, rtol=1e-12)
+    # As e → 0, 1 − d ≈ (1 + 1/e) exp(−1 − 1/e) vanishes, so μ → k/(e v): dμ/de → −k/(e² v).
+    np.testing.assert_allclose(gradient[4], -stiffness / (1e-8**2 * impact_velocity), rtol=1e-12)
 
 
 @pytest.mark.parametrize("law", APPROXIMATIONS + [damping_factors.exact])

@@ -1,0 +1,58 @@
+"""The ``diffimpact`` command line."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def _reproduce(args):
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    if args.list or args.name is None:
+        width = max(map(len, REPRODUCTIONS))
+        for name, (_, description) in REPRODUCTIONS.items():
+            print(f"{name:<{width}}  {description}")
+        return 0
+    if args.name not in REPRODUCTIONS:
+        print(f"unknown reproduction {args.name!r}; choose from: {', '.join(REPRODUCTIONS)}", file=sys.stderr)
+        return 2
+    run, description = REPRODUCTIONS[args.name]
+    options = {}
+    if args.lambda_data is not None:
+        if args.name != "damping-alpha-beta":
+            print("--lambda-data applies to damping-alpha-beta only", file=sys.stderr)
+            return 2
+        if not Path(args.lambda_data).is_file():
+            print(f"--lambda-data: no such file {args.lambda_data}", file=sys.stderr)
+            return 2
+        options["lambda_data"] = args.lambda_data
+    print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
+    start = time.perf_counter()
+    summary = run(Path(args.out), quick=args.quick, **options)
+    print(summary)
+    print(f"wrote {Path(args.out) / args.name}.csv and .png in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="diffimpact", description="Differentiable contact and impact simulation.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    reproduce = commands.add_parser("reproduce", help="run a published experiment; writes DIR/NAME.csv and DIR/NAME.png")
+    reproduce.add_argument("name", nargs="?", help="which reproduction (see --list)")
+    reproduce.add_argument("--out", default="out", help="output directory (default: out)")
+    reproduce.add_argument("--quick", action="store_true", help="coarse grids, for a fast look")
+    reproduce.add_argument("--list", action="store_true", help="list the reproductions")
+    reproduce.add_argument(
+        "--lambda-data",
+        metavar="CSV",
+        help="damping-alpha-beta: fit α, β to this λ(n, e) grid (e.g. data/damping_lambda.csv) instead of recomputing it",
+    )
+    args = parser.parse_args(argv)
+    import diffimpact  # noqa: F401  (enables float64 before any computation)
+
+    return _reproduce(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

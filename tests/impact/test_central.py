@@ -1,0 +1,124 @@
+"""The central-impact solver against closed forms, identities of seed 004 and finite differences."""
+
+import math
+
+import diffrax as dfx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import diffimpact as di
+from diffimpact.contact import Hertz, HertzLinearDamper, HuntCrossley, KelvinVoigt
+from diffimpact.contact.damping_factors import exact as exact_hysteresis
+from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
+
+
+@pytest.fixture(scope="module")
+def hld_restitution():
+    """e_out(c, k, n, m, v) of the Hertz + linear damper law, jitted once."""
+    return jax.jit(lambda c, k, n, m, v: di.central_impact(HertzLinearDamper(k, n, c), m, v).restitution)
+
+
+@pytest.mark.parametrize("damping_ratio", [0.1, 0.5, 0.7071, 0.95, 1.0, 1.3, 4.0])
+def test_kelvin_voigt_matches_closed_form(damping_ratio):
+    # Both branches of seed 004 eq. (55) (corrected over-damped branch), m = 2 kg, k = 3e4 N/m.
+    m, k = 2.0, 3e4
+    c = damping_ratio * 2 * math.sqrt(k * m)
+    result = di.central_impact(KelvinVoigt(k, c), m, 1.5)
+    assert abs(float(result.restitution) - float(kelvin_voigt_restitution(damping_ratio))) < 1e-9
+
+
+@pytest.mark.parametrize("exponent", [1.0, 1.5, 2.0])
+def test_hertz_is_elastic_with_closed_form_penetration_and_duration(exponent):
+    m, v, k = 0.17, 2.0, 1e8
+    result = di.central_impact(Hertz(k, exponent), m, v)
+    # eq. (27): maximum penetration of the undamped Hertz contact.
+    delta_max = ((exponent + 1) * m * v**2 / (2 * k)) ** (1 / (exponent + 1))
+    # Duration from energy conservation (eq. (26)): 2 δm/v ∫0^1 (1 − u^p)^(−1/2) du, p = n + 1.
+    p = exponent + 1
+    integral = math.gamma(1 + 1 / p) * math.gamma(0.5) / math.gamma(1 / p + 0.5)
+    assert abs(float(result.restitution) - 1) < 1e-8
+    assert float(result.max_penetration) == pytest.approx(delta_max, rel=1e-9)
+    assert float(result.contact_duration) == pytest.approx(2 * delta_max / v * integral, rel=1e-8)
+    assert abs(float(result.separation_penetration)) < 1e-12 * delta_max
+
+
+def test_zero_force_separation_penetration_is_eq_51():
+    m, v, k, n, c = 1.3, 0.7, 5e6, 1.5, 40.0
+    result = di.central_impact(HertzLinearDamper(k, n, c), m, v, history=200)
+    e = float(result.restitution)
+    # eq. (51): at separation c ˢδ̇ + k ˢδ^n = 0 with ˢδ̇ = −e v.
+    assert float(result.separation_penetration) == pytest.approx((v * c * e / k) ** (1 / n), rel=1e-8)
+    assert 0 < float(result.separation_penetration) < float(result.max_penetration)
+    # History: starts at (0, v), ends at separation with zero force; the force never pulls.
+    assert float(result.penetration[0]) == 0 and float(result.penetration_rate[0]) == pytest.approx(v)
+    assert abs(float(result.force[-1])) < 1e-8 * float(result.force.max())
+    assert float(result.force.min()) > -1e-8 * float(result.force.max())
+
+
+def test_energy_balance_eq_12():
+    m, v, k, n, c = 1.0, 1.0, 1.0, 1.5, 0.4
+    result = di.central_impact(HertzLinearDamper(k, n, c), m, v, history=4001)
+    # ½ m v² (1 − e²) = ∮ f dδ = ∫ f δ̇ dt over the contact.
+    power = np.asarray(result.force * result.penetration_rate)
+    t = np.asarray(result.time)
+    work = np.sum(0.5 * (power[1:] + power[:-1]) * np.diff(t))
+    loss = 0.5 * m * v**2 * (1 - float(result.restitution) ** 2)
+    assert work == pytest.approx(loss, rel=1e-5)
+
+
+def test_hunt_crossley_with_exact_factor_reproduces_restitution():
+    m, v, k, n = 0.5, 3.0, 1e7, 1.5
+    for e in (0.3, 0.8):
+        law = HuntCrossley(k, n, exact_hysteresis(k, e, v))
+        assert float(di.central_impact(law, m, v).restitution) == pytest.approx(e, rel=1e-8)
+
+
+@pytest.mark.parametrize("argnum", range(5))
+def test_gradient_matches_central_differences(hld_restitution, argnum):
+    x = [0.3, 2.0, 1.4, 0.8, 1.7]  # c, k, n, m, v
+    grad = float(jax.grad(hld_restitution, argnums=argnum)(*x))
+    h = 1e-5 * x[argnum]
+    plus, minus = list(x), list(x)
+    plus[argnum] += h
+    minus[argnum] -= h
+    fd = (float(hld_restitution(*plus)) - float(hld_restitution(*minus))) / (2 * h)
+    assert grad == pytest.approx(fd, rel=1e-6)
+
+
+def test_forward_mode_adjoint_gives_the_same_derivative(hld_restitution):
+    fwd = jax.jacfwd(
+        lambda c: di.central_impact(HertzLinearDamper(2.0, 1.4, c), 0.8, 1.7, adjoint=dfx.ForwardMode()).restitution
+    )(0.3)
+    rev = jax.grad(hld_restitution)(0.3, 2.0, 1.4, 0.8, 1.7)
+    assert float(fwd) == pytest.approx(float(rev), rel=1e-9)
+
+
+def test_broadcasting_over_parameters(hld_restitution):
+    stiffness = jnp.array([1.0, 10.0, 100.0])
+    mass = jnp.array([[1.0], [2.0]])
+    result = di.central_impact(HertzLinearDamper(stiffness, 1.5, 0.3), mass, 1.0)
+    assert result.restitution.shape == (2, 3)
+    for i in range(2):
+        for j in range(3):
+            single = hld_restitution(0.3, stiffness[j], 1.5, mass[i, 0], 1.0)
+            assert float(result.restitution[i, j]) == pytest.approx(float(single), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "mass, velocity, name", [(0.0, 1.0, "mass"), (-1.0, 1.0, "mass"), (1.0, float("nan"), "impact_velocity")]
+)
+def test_bad_input_names_the_parameter(mass, velocity, name):
+    with pytest.raises(ValueError, match=name):
+        di.central_impact(Hertz(1.0), mass, velocity)
+
+
+def test_bad_input_under_jit_raises_at_run_time():
+    with pytest.raises(Exception, match="mass"):
+        jax.jit(lambda m: di.central_impact(Hertz(1.0), m, 1.0).restitution)(-1.0).block_until_ready()
+
+
+def test_law_type_is_checked():
+    with pytest.raises(TypeError, match="NormalForceLaw"):
+        di.central_impact(lambda d, v: d, 1.0, 1.0)

@@ -1,0 +1,149 @@
+"""Optimal damping (seed 004) against an independent SciPy solve, closed forms and finite differences."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import diffimpact as di
+from diffimpact.impact import damping as od
+from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
+
+
+def scipy_restitution(c, m, v, k, n):
+    """e_out of m δ̈ + c δ̇ + k δ^n = 0 to the zero-force separation, by SciPy (independent of diffrax)."""
+    T = ((m * v**2 / k) ** (1 / (n + 1))) / v  # time unit; the solve itself is in SI units
+
+    def rhs(t, y):
+        return [y[1], -(c * y[1] + k * np.sign(y[0]) * abs(y[0]) ** n) / m]
+
+    def force(t, y):
+        return c * y[1] + k * np.sign(y[0]) * abs(y[0]) ** n
+
+    force.terminal, force.direction = True, -1
+    L = T * v
+    sol = solve_ivp(rhs, (0, 1e3 * T), [0.0, v], method="DOP853", rtol=1e-13, atol=[1e-15 * L, 1e-15 * v], events=force)
+    return -sol.y_events[0][0][1] / v
+
+
+@pytest.fixture(scope="module")
+def exact():
+    return jax.jit(lambda m, v, k, n, e: di.optimal_damping(m, v, k, n, e, method="exact"))
+
+
+SYSTEMS = [  # m (kg), v (m/s), k (N/m^n), n, e — over the ranges of seed 004 §5.1
+    (1e-5, 1e-3, 1e10, 2.0, 1e-4),
+    (3.0, 0.5, 1e7, 1.5, 0.3),
+    (1e2, 1e2, 1e5, 1.0, 0.95),
+    (0.02, 7.0, 3e9, 1.27, 0.6),
+]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_exact_reproduces_restitution_in_an_independent_solver(exact, system):
+    *params, e = system
+    c = float(exact(*system))
+    e_out = scipy_restitution(c, *params)
+    assert abs(e_out - e) / e <= 1e-8  # eq. (24) with ε = 1e-8
+
+
+def test_exact_at_n_1_matches_kelvin_voigt_closed_form(exact):
+    # n = 1 is Kelvin–Voigt; the exact damping ratio must give e in eq. (55).
+    m, k = 2.0, 5.0
+    for e in (1e-3, 0.13, 0.5, 0.9):
+        xi = float(exact(m, 1.0, k, 1.0, e)) / (2 * math.sqrt(k * m))
+        assert float(kelvin_voigt_restitution(xi)) == pytest.approx(e, rel=1e-8)
+
+
+def test_paper_formula_matches_the_published_specialisations():
+    # eq. (52), n = 3/2: 1.95 (e^−0.3 − 1) k^0.4 v^0.2 m^0.6 (3 printed digits).
+    m, v, k, e = 0.3, 2.0, 1e8, 0.4
+    eq52 = 1.95 * (e**-0.3 - 1) * k**0.4 * v**0.2 * m**0.6
+    assert float(di.optimal_damping(m, v, k, 1.5, e, method="paper")) == pytest.approx(eq52, rel=5e-3)
+    # eq. (57), n = 1: 1.4181 (e^−0.44 − 1) sqrt(k m).
+    eq57 = 1.4181 * (e**-0.44 - 1) * math.sqrt(k * m)
+    assert float(di.optimal_damping(m, v, k, 1.0, e, method="paper")) == pytest.approx(eq57, rel=1e-9)
+
+
+def test_exact_scales_as_eq_49(exact):
+    n, e, s = 1.6, 0.5, 10.0
+    base = float(exact(1.0, 1.0, 1.0, n, e))
+    assert float(exact(s, 1.0, 1.0, n, e)) / base == pytest.approx(s ** (n / (n + 1)), rel=1e-8)
+    assert float(exact(1.0, s, 1.0, n, e)) / base == pytest.approx(s ** ((n - 1) / (n + 1)), rel=1e-8)
+    assert float(exact(1.0, 1.0, s, n, e)) / base == pytest.approx(s ** (1 / (n + 1)), rel=1e-8)
+
+
+def test_lambda_is_a_slack_variable_of_eq_34():
+    n = np.array([1.0, 1.5, 2.0])
+    e = np.array([0.05, 0.5, 0.99])
+    lam = np.asarray(di.damping_lambda(n, e))
+    unit = np.asarray(di.optimal_damping(1.0, 1.0, 1.0, n, e))
+    assert np.all((lam > 0) & (lam <= 1))  # eq. (33): c_opt ≤ bound ⇔ λ ≤ 1
+    np.testing.assert_allclose(lam, e * unit / ((n + 1) / 2) ** (n / (n + 1)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("argnum", range(5))
+def test_exact_gradient_matches_central_differences(exact, argnum):
+    x = [0.7, 2.0, 3e6, 1.3, 0.45]
+    grad = float(jax.grad(exact, argnums=argnum)(*x))
+    h = 1e-5 * x[argnum]
+    plus, minus = list(x), list(x)
+    plus[argnum] += h
+    minus[argnum] -= h
+    fd = (float(exact(*plus)) - float(exact(*minus))) / (2 * h)
+    assert grad == pytest.approx(fd, rel=1e-6)
+
+
+def test_elastic_limit_has_zero_damping_and_finite_slope(exact):
+    assert float(exact(1.0, 1.0, 1.0, 1.5, 1.0)) == 0.0
+    slope = float(jax.grad(exact, argnums=4)(1.0, 1.0, 1.0, 1.5, 1.0))
+    h = 1e-6
+    one_sided = (0.0 - float(exact(1.0, 1.0, 1.0, 1.5, 1 - h))) / h
+    # The slope at e = 1 comes from the improved closed form (see exact_damping), good to ~3e-3 there.
+    assert slope == pytest.approx(one_sided, rel=5e-3)
+
+
+def test_improved_is_ten_times_more_accurate_than_the_paper():
+    # Worst restitution error on a grid over n ∈ [1, 2], e ∈ [1e-4, 1] (full study: `damping-improved`).
+    N, E = np.meshgrid(np.linspace(1, 2, 5), np.logspace(-4, 0, 13), indexing="ij")
+    errors = {}
+    for method in ("paper", "improved"):
+        c = np.asarray(di.optimal_damping(1.0, 1.0, 1.0, N, E, method=method))
+        e_out = np.array([scipy_restitution(ci, 1.0, 1.0, 1.0, ni) for ci, ni in zip(c.ravel(), N.ravel())])
+        errors[method] = np.max(np.abs(e_out - E.ravel()))
+    assert errors["improved"] * 10 <= errors["paper"]
+
+
+def test_broadcasting_and_methods_agree_roughly():
+    e = np.linspace(0.5, 0.9, 4)
+    results = {m: np.asarray(di.optimal_damping(2.0, 1.0, 1e6, 1.5, e, method=m)) for m in od.METHODS}
+    assert all(r.shape == (4,) for r in results.values())
+    np.testing.assert_allclose(results["improved"], results["exact"], rtol=1e-3)
+    np.testing.assert_allclose(results["paper"], results["exact"], rtol=5e-2)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(mass=0.0), "mass"),
+        (dict(impact_velocity=-1.0), "impact_velocity"),
+        (dict(stiffness=float("nan")), "stiffness"),
+        (dict(exponent=2.5), "exponent"),
+        (dict(restitution=0.0), "restitution"),
+        (dict(restitution=1.2), "restitution"),
+        (dict(method="magic"), "method"),
+    ],
+)
+def test_bad_input_names_the_parameter(kwargs, name):
+    args = dict(mass=1.0, impact_velocity=1.0, stiffness=1.0, exponent=1.5, restitution=0.5)
+    method = kwargs.pop("method", "exact")
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=name):
+        di.optimal_damping(**args, method=method)
+
+
+def test_bad_input_under_jit_raises_at_run_time():
+    with pytest.raises(Exception, match="restitution"):
+        jax.jit(lambda e: di.optimal_damping(1.0, 1.0, 1.0, 1.5, e, method="paper"))(1.5).block_until_ready()
