@@ -1,0 +1,17 @@
+"""Seed 004, fig. 9: eq. (57) (n = 1) against the exact Kelvin–Voigt restitution of eq. (55).
+
+    python examples/fig09_kelvin_voigt.py [--quick] [--out DIR]
+"""
+
+from pathlib import Path
+
+from _common import parse
+
+from diffimpact.reproduce import damping
+from diffimpact.reproduce._io import figure, save_figure
+
+args = parse(__doc__.splitlines()[0])
+study = damping.kelvin_voigt_study(args.quick)
+fig, axes = figure(1, 2)
+damping.plot_kelvin_voigt(study, axes[0])
+print("wrote", save_figure(fig, Path(args.out) / "fig09_kelvin_voigt.png"))
