@@ -9,17 +9,19 @@ optimal damping c_opt reproduces a desired restitution e at separation
 
 exactly, where ĉ(n, e) is the optimal damping of the unit system
 m = v = k = 1. The paper finds these exponents numerically (sections
-4.2.1–4.2.3); ``diffimpact reproduce damping-scaling`` repeats those studies.
-So every method here computes ĉ(n, e) and scales it:
+4.2.1–4.2.3); ``diffimpact reproduce damping-scaling`` repeats those studies
+with the exact method below, which works on the dimensional problem.
 
-* ``"exact"``: ĉ by Newton iterations (optimistix) on ln e_out(ln ĉ) = ln e
-  through the event-terminated solve, started from the ``"improved"`` closed
-  form; converged to |e_out − e|/e ≤ 1e-8 (eq. (24)). Derivatives follow
-  from the implicit function theorem, with the partial derivatives of e_out
-  computed by forward-mode differentiation of the solve.
+* ``"exact"``: c by Newton iterations (optimistix) on ln e_out(ln c) = ln e
+  through the event-terminated solve of m δ̈ + c δ̇ + k δ^n = 0, started from
+  the ``"improved"`` closed form; converged to |e_out − e|/e ≤ 1e-8 (eq. (24)).
+  Derivatives with respect to m, v, k, n and e follow from the implicit
+  function theorem, with the partial derivatives of e_out computed by
+  forward-mode differentiation of the solve.
 * ``"paper"``: eq. (49) with α(n), β(n) of eqs. (46)–(47).
-* ``"improved"``: a closed form fitted by ``diffimpact reproduce
-  damping-improved`` (see ``IMPROVED_COEFFICIENTS``).
+* ``"improved"``: ĉ(n, e) from a Chebyshev fit in (n, sqrt(−ln e)), made by
+  ``diffimpact reproduce damping-improved`` (see ``improved_unit_damping``),
+  times the scale of eq. (49).
 
 ``damping_lambda(n, e)`` is the exact slack variable λ of eq. (34).
 """

@@ -84,14 +84,9 @@ def hld_gradient(hld_restitution):
 
 
 @pytest.mark.parametrize("argnum", range(5))
-def test_gradient_matches_central_differences(hld_restitution, hld_gradient, argnum):
-    x = POINT
+def test_gradient_matches_central_differences(hld_restitution, hld_gradient, argnum, central_difference):
     grad = float(hld_gradient[argnum])
-    h = 1e-5 * x[argnum]
-    plus, minus = list(x), list(x)
-    plus[argnum] += h
-    minus[argnum] -= h
-    fd = (float(hld_restitution(*plus)) - float(hld_restitution(*minus))) / (2 * h)
+    fd = central_difference(hld_restitution, POINT, argnum)
     assert grad == pytest.approx(fd, rel=1e-6)
 
 
