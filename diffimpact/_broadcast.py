@@ -4,6 +4,10 @@ import jax
 import jax.numpy as jnp
 
 
+#: Block size of batched solves; 1000 was fastest of 64–4000 for optimal damping on 2 cores.
+BATCH_SIZE = 1000
+
+
 def broadcast_map(fn, *args):
     """Apply ``fn`` (written for scalar parameters) over broadcast array arguments.
 
@@ -11,6 +15,12 @@ def broadcast_map(fn, *args):
     broadcast to one common shape, the computation is vmapped over the
     flattened batch, and each output leaf is reshaped to that shape (plus any
     trailing axes ``fn`` itself returns). Call it inside ``jit``.
+
+    Large batches run as a sequence of vmapped blocks of ``BATCH_SIZE``
+    (``jax.lax.map``): a batched while loop runs until its slowest member is
+    done and touches every member's state at each step, so one huge vmap is
+    several times slower than blocks that stay in cache
+    (``benchmarks/optimal_damping.py``).
     """
     leaves, treedef = jax.tree.flatten(args)
     arrays = [jnp.asarray(leaf, dtype=float) for leaf in leaves]
@@ -18,5 +28,8 @@ def broadcast_map(fn, *args):
     if shape == ():
         return fn(*jax.tree.unflatten(treedef, arrays))
     flat = [jnp.broadcast_to(a, shape).reshape(-1) for a in arrays]
-    out = jax.vmap(lambda *ys: fn(*jax.tree.unflatten(treedef, ys)))(*flat)
+    size = flat[0].shape[0]
+    out = jax.lax.map(
+        lambda ys: fn(*jax.tree.unflatten(treedef, ys)), flat, batch_size=min(size, BATCH_SIZE)
+    )
     return jax.tree.map(lambda leaf: leaf.reshape(shape + leaf.shape[1:]), out)

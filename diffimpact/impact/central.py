@@ -52,7 +52,7 @@ class ImpactResult(eqx.Module):
         that separate at zero penetration.
     separated : whether separation was found within the integration window.
     time, penetration, penetration_rate, force : the history on ``history``
-        equally spaced times over the contact (empty unless requested).
+        equally spaced times over the contact (``None`` unless requested).
     """
 
     restitution: jnp.ndarray
@@ -60,10 +60,10 @@ class ImpactResult(eqx.Module):
     max_penetration: jnp.ndarray
     separation_penetration: jnp.ndarray
     separated: jnp.ndarray
-    time: jnp.ndarray
-    penetration: jnp.ndarray
-    penetration_rate: jnp.ndarray
-    force: jnp.ndarray
+    time: jnp.ndarray | None
+    penetration: jnp.ndarray | None
+    penetration_rate: jnp.ndarray | None
+    force: jnp.ndarray | None
 
 
 def _phase(vector_field, event_fn, y0, args, adjoint, dense):
@@ -142,7 +142,7 @@ def _solve(law, mass, impact_velocity, adjoint, history):
         rate = speed * ys[:, 1]
         force = law.force(penetration, rate)
     else:
-        time = penetration = rate = force = jnp.zeros((0,))
+        time = penetration = rate = force = None
     return ImpactResult(
         restitution=restitution,
         contact_duration=jnp.where(separated, (t_max + t_sep) * time_unit, nan),

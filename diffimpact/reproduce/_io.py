@@ -56,7 +56,7 @@ def write_json(path, data):
 
 def save_figure(figure, path):
     """Save a matplotlib figure as PNG, atomically, and close it."""
-    _atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=130, bbox_inches="tight", format="png"))
+    _atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=130, format="png"))
     plt.close(figure)
     return Path(path)
 
@@ -87,5 +87,5 @@ def map_chunks(fn, *arrays, chunk=2000, desc=None):
 
 def figure(rows, cols, width=4.2, height=3.4):
     """A figure with a grid of axes, sized per panel."""
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
     return fig, axes
