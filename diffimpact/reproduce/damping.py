@@ -191,7 +191,7 @@ def plot_c_opt_vs_e(grid, fits, axes, exponents=(1.2, 1.8)):
         e = grid["e"][row]
         axes.plot(e, grid["c_opt_unit"][row], "k.", ms=2)
         a, b = fits["alpha"][i], fits["beta"][i]
-        axes.plot(e, a * (e**b - 1), style, label=f"n = {n:.2f}: {a:.3g}(e^{b:.4f} − 1)")
+        axes.plot(e, a * (e**b - 1), style, label=f"n = {n:.2f}: {a:.2f}(e^{b:.4f} − 1)")
     axes.set(xlabel="e", ylabel="c_opt (m = v = k = 1)", title="fig. 6")
     axes.legend(fontsize=8)
 

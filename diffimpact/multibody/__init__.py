@@ -1,0 +1,33 @@
+"""Planar multibody dynamics in absolute coordinates (seed 000, section 2).
+
+Build a static ``Model`` from bodies, constraints and forces, give an initial
+``State`` and integrate with ``simulate`` under one of the ``Formulation``s.
+"""
+
+from diffimpact.multibody.bodies import Body, PlanarBody, point_position
+from diffimpact.multibody.constraints import Constraint, Driver, Ground, RevolutePlanar
+from diffimpact.multibody.forces import AppliedTorque, Force, Gravity, JointDamping, SpringDamper
+from diffimpact.multibody.formulations import (
+    AugmentedLagrangian,
+    Baumgarte,
+    DirectCorrection,
+    Formulation,
+    LagrangeMultipliers,
+    ProjectedSolver,
+    project,
+)
+from diffimpact.multibody.model import Model, State
+from diffimpact.multibody.simulate import (
+    Trajectory,
+    check_initial_state,
+    project_initial_state,
+    simulate,
+)
+
+__all__ = [
+    "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",
+    "DirectCorrection", "Driver", "Force", "Formulation", "Gravity", "Ground",
+    "JointDamping", "LagrangeMultipliers", "Model", "PlanarBody", "ProjectedSolver",
+    "RevolutePlanar", "SpringDamper", "State", "Trajectory", "check_initial_state",
+    "point_position", "project", "project_initial_state", "simulate",
+]

@@ -1,0 +1,172 @@
+"""Applied forces as generalised forces Q(q, v, t) (seed 000, eqs. (2.15)–(2.16)).
+
+A ``Force`` is called as ``force(bodies, q, v, t)`` with the per-body tuples of
+coordinates and velocities and returns a tuple of per-body generalised forces.
+Conservative forces define ``potential_energy(bodies, q)`` and derive their
+force from it, Q = −∂V/∂q, so energy diagnostics are exact. A force acting
+along a scalar coordinate s(q) (a spring length, a relative angle) has the
+generalised force f ∂s/∂q (virtual work f δs), taken by autodiff.
+Body index ``None`` stands for the ground.
+"""
+
+import abc
+from typing import Optional
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from diffimpact._validation import check_range
+from diffimpact.multibody.bodies import point_position
+
+
+def _rate(coordinate, q, v):
+    """s(q) and ṡ = ∂s/∂q v."""
+    return jax.jvp(coordinate, (q,), (v,))
+
+
+def _along(coordinate, magnitude, q):
+    """Generalised force f ∂s/∂q of a force ``magnitude`` conjugate to s(q)."""
+    return jax.tree.map(lambda g: magnitude * g, jax.grad(coordinate)(q))
+
+
+class Force(eqx.Module):
+    """Abstract applied force: ``__call__(bodies, q, v, t)`` returns per-body Q."""
+
+    @abc.abstractmethod
+    def __call__(self, bodies, q, v, t):
+        """Generalised force, a tuple with one array per body."""
+
+    def potential_energy(self, bodies, q):
+        """Potential energy (J); zero for forces without a potential."""
+        del bodies, q
+        return jnp.asarray(0.0)
+
+    @property
+    @abc.abstractmethod
+    def body_indices(self):
+        """Indices of the bodies involved (``None`` for the ground)."""
+
+
+class Gravity(Force):
+    """Uniform gravity g (m/s²): V = −Σ m_i g · r_i, Q = −∂V/∂q."""
+
+    g: jnp.ndarray
+
+    def __init__(self, g=(0.0, -9.81)):
+        self.g = jnp.asarray(g, dtype=float)
+
+    def potential_energy(self, bodies, q):
+        return -sum(body.mass * self.g @ body.centre_of_mass(qi) for body, qi in zip(bodies, q))
+
+    def __call__(self, bodies, q, v, t):
+        del v, t
+        return jax.tree.map(jnp.negative, jax.grad(lambda q: self.potential_energy(bodies, q))(q))
+
+    @property
+    def body_indices(self):
+        return ()
+
+
+class SpringDamper(Force):
+    """Linear spring and dashpot between two body-fixed points (planar).
+
+    Force along the line of length ℓ: f = −k (ℓ − ℓ₀) − c ℓ̇, with potential
+    ½ k (ℓ − ℓ₀)². ``body_j=None`` anchors the spring at the global point
+    ``point_j``. ℓ must stay positive (the direction is undefined at ℓ = 0).
+    """
+
+    body_i: int = eqx.field(static=True)
+    point_i: jnp.ndarray
+    body_j: Optional[int] = eqx.field(static=True)
+    point_j: jnp.ndarray
+    stiffness: jnp.ndarray
+    damping: jnp.ndarray
+    free_length: jnp.ndarray
+
+    def __init__(self, body_i, point_i, body_j, point_j, stiffness, damping, free_length):
+        self.body_i = body_i
+        self.point_i = jnp.asarray(point_i, dtype=float)
+        self.body_j = body_j
+        self.point_j = jnp.asarray(point_j, dtype=float)
+        self.stiffness = check_range("stiffness", stiffness, 0.0)
+        self.damping = check_range("damping", damping, 0.0)
+        self.free_length = check_range("free_length", free_length, 0.0)
+
+    def length(self, q):
+        """Distance ℓ between the two attachment points (m)."""
+        p_i = point_position(q[self.body_i], self.point_i)
+        p_j = self.point_j if self.body_j is None else point_position(q[self.body_j], self.point_j)
+        return jnp.linalg.norm(p_i - p_j)
+
+    def potential_energy(self, bodies, q):
+        del bodies
+        return 0.5 * self.stiffness * (self.length(q) - self.free_length) ** 2
+
+    def __call__(self, bodies, q, v, t):
+        del bodies, t
+        length, rate = _rate(self.length, q, v)
+        magnitude = -self.stiffness * (length - self.free_length) - self.damping * rate
+        return _along(self.length, magnitude, q)
+
+    @property
+    def body_indices(self):
+        return (self.body_i, self.body_j)
+
+
+def _angle(q, body):
+    return 0.0 if body is None else q[body][2]
+
+
+class JointDamping(Force):
+    """Viscous torque −c (ω_j − ω_i) on the relative rotation of two planar bodies.
+
+    Seed 002, eq. (3): the terms in c₁, c₂. ``body_i=None`` damps rotation
+    relative to the ground. ``coefficient`` c in N m s/rad, ≥ 0.
+    """
+
+    body_i: Optional[int] = eqx.field(static=True)
+    body_j: int = eqx.field(static=True)
+    coefficient: jnp.ndarray
+
+    def __init__(self, body_i, body_j, coefficient):
+        self.body_i = body_i
+        self.body_j = body_j
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+
+    def relative_angle(self, q):
+        return _angle(q, self.body_j) - _angle(q, self.body_i)
+
+    def __call__(self, bodies, q, v, t):
+        del bodies, t
+        _, rate = _rate(self.relative_angle, q, v)
+        return _along(self.relative_angle, -self.coefficient * rate, q)
+
+    @property
+    def body_indices(self):
+        return (self.body_i, self.body_j)
+
+
+class AppliedTorque(Force):
+    """Harmonic torque M₀ cos(Ω t) on a planar body (seed 002, M₁(t), M₂(t)).
+
+    ``amplitude`` M₀ in N m, ``frequency`` Ω in rad/s.
+    """
+
+    body: int = eqx.field(static=True)
+    amplitude: jnp.ndarray
+    frequency: jnp.ndarray
+
+    def __init__(self, body, amplitude, frequency):
+        self.body = body
+        self.amplitude = jnp.asarray(amplitude, dtype=float)
+        self.frequency = jnp.asarray(frequency, dtype=float)
+
+    def __call__(self, bodies, q, v, t):
+        del bodies, v
+        torque = self.amplitude * jnp.cos(self.frequency * t)
+        return _along(lambda q: _angle(q, self.body), torque, q)
+
+    @property
+    def body_indices(self):
+        return (self.body,)

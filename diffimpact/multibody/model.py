@@ -1,0 +1,133 @@
+"""Static multibody model and evolving state (MJX style).
+
+``Model`` holds the bodies, constraints and forces; ``State`` holds the
+generalised coordinates q, velocities v = q̇ and the time t. The flat vectors q
+and v stack the bodies' blocks in order (seed 000, eq. (2.8) per body). The
+constraint Jacobian D, the velocity equations Φ̇ = D v + Φ_t and the right-hand
+side γ of the acceleration equations D v̇ = γ (eqs. (2.10)–(2.11)) are
+obtained from Φ(q, t) by forward-mode autodiff, never by hand.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact.multibody.bodies import Body
+from diffimpact.multibody.constraints import Constraint
+from diffimpact.multibody.forces import Force
+
+
+class State(eqx.Module):
+    """Coordinates ``q`` (n,), velocities ``v`` (n,) and time ``t`` (s)."""
+
+    q: jnp.ndarray
+    v: jnp.ndarray
+    t: jnp.ndarray
+
+    def __init__(self, q, v, t=0.0):
+        self.q = jnp.asarray(q, dtype=float)
+        self.v = jnp.asarray(v, dtype=float)
+        self.t = jnp.asarray(t, dtype=float)
+
+
+class Model(eqx.Module):
+    """Bodies, constraints and forces of a multibody system.
+
+    Parameters
+    ----------
+    bodies : sequence of ``Body``.
+    constraints : sequence of ``Constraint``; body indices refer to ``bodies``.
+    forces : sequence of ``Force``.
+    """
+
+    bodies: tuple
+    constraints: tuple
+    forces: tuple
+
+    def __init__(self, bodies, constraints=(), forces=()):
+        self.bodies = tuple(bodies)
+        self.constraints = tuple(constraints)
+        self.forces = tuple(forces)
+        for kind, items, base in (
+            ("bodies", self.bodies, Body),
+            ("constraints", self.constraints, Constraint),
+            ("forces", self.forces, Force),
+        ):
+            for k, item in enumerate(items):
+                if not isinstance(item, base):
+                    raise TypeError(f"{kind}[{k}] must be a {base.__name__}, got {type(item).__name__}")
+        for k, item in enumerate(self.constraints + self.forces):
+            for index in item.body_indices:
+                if index is not None and not 0 <= index < len(self.bodies):
+                    raise ValueError(
+                        f"{type(item).__name__} refers to body {index}, "
+                        f"but the model has {len(self.bodies)} bodies"
+                    )
+
+    @property
+    def size(self):
+        """Number n of generalised coordinates."""
+        return sum(body.size for body in self.bodies)
+
+    @property
+    def constraint_names(self):
+        """One label per constraint, for error messages."""
+        return [f"constraints[{k}] ({type(c).__name__})" for k, c in enumerate(self.constraints)]
+
+    def split(self, x):
+        """Per-body blocks of a flat coordinate or velocity vector."""
+        offsets = np.cumsum([0] + [body.size for body in self.bodies])
+        return tuple(x[a:b] for a, b in zip(offsets[:-1], offsets[1:]))
+
+    def mass_matrix(self, q):
+        """Block-diagonal M of seed 000, eq. (2.13)."""
+        return jax.scipy.linalg.block_diag(
+            *(body.mass_matrix(qi) for body, qi in zip(self.bodies, self.split(q)))
+        )
+
+    def generalized_force(self, q, v, t):
+        """Sum of the applied generalised forces g of eq. (2.15)."""
+        total = jnp.zeros(self.size)
+        for force in self.forces:
+            total = total + jnp.concatenate(force(self.bodies, self.split(q), self.split(v), t))
+        return total
+
+    def constraint(self, q, t):
+        """Stacked residuals Φ(q, t) of eq. (2.9), shape (k,)."""
+        parts = [c(self.split(q), t) for c in self.constraints]
+        return jnp.concatenate(parts) if parts else jnp.zeros(0)
+
+    def jacobian(self, q, t):
+        """D = ∂Φ/∂q, shape (k, n), by autodiff."""
+        return jax.jacfwd(self.constraint)(q, t)
+
+    def constraint_velocity(self, q, v, t):
+        """Φ̇ = D v + Φ_t, a directional derivative of Φ along (v, 1)."""
+        return jax.jvp(self.constraint, (q, t), (v, jnp.ones_like(t)))[1]
+
+    def gamma(self, q, v, t):
+        """γ = −(D v)_q v − 2 D_t v − Φ_tt of eq. (2.11).
+
+        Φ̈ = D v̇ + d/dt Φ̇|_{v̇=0}, so γ is minus the derivative of Φ̇ along
+        (q̇, ṫ) = (v, 1) at fixed v.
+        """
+        return -jax.jvp(lambda q, t: self.constraint_velocity(q, v, t), (q, t), (v, jnp.ones_like(t)))[1]
+
+    def kinetic_energy(self, q, v):
+        return sum(b.kinetic_energy(qi, vi) for b, qi, vi in zip(self.bodies, self.split(q), self.split(v)))
+
+    def potential_energy(self, q):
+        return sum(f.potential_energy(self.bodies, self.split(q)) for f in self.forces)
+
+    def energy(self, q, v):
+        """Total mechanical energy, kinetic plus the forces' potentials (J)."""
+        return self.kinetic_energy(q, v) + self.potential_energy(q)
+
+    def linear_momentum(self, q, v):
+        """Σ m_i ṙ_i (kg m/s)."""
+        return sum(b.linear_momentum(qi, vi) for b, qi, vi in zip(self.bodies, self.split(q), self.split(v)))
+
+    def angular_momentum(self, q, v):
+        """Angular momentum about the origin (kg m²/s; a scalar for planar bodies)."""
+        return sum(b.angular_momentum(qi, vi) for b, qi, vi in zip(self.bodies, self.split(q), self.split(v)))

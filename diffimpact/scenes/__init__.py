@@ -1,0 +1,1 @@
+"""Ready-made systems from the papers."""
