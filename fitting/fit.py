@@ -1,0 +1,315 @@
+"""Fit a pytree of physical parameters to data by minimising Σ ρ(z) with optax.
+
+``fit(residual_fn, params0, spec, sigma=...)`` minimises Σᵢ ρ(zᵢ) over the
+unconstrained vector θ of ``fitting.parameters.parametrise``, where
+z = residual_fn(params(θ)) / σ and ρ is a loss of ``fitting.losses``.
+
+One jitted function evaluates z and its Jacobian J = ∂z/∂θ (forward mode by
+default: few parameters, many residuals). The loss gradient is Jᵀψ(z), so the
+fit loop and the final uncertainty analysis share one compilation.
+
+Uncertainty (Gauss–Newton, at the best θ):
+
+    C_θ = s² (Jᵀ diag(w) J)⁻¹,   w = ρ'(z)/z  (1 for least squares),
+
+where J already carries the weights 1/σ (so JᵀJ = Jᵣᵀ W Jᵣ with W = diag(σ⁻²)).
+With ``absolute_sigma=True`` s² = 1: σ are the true standard uncertainties.
+Otherwise (the default, as ``scipy.optimize.curve_fit``) s² = Σ w z² / (N − P),
+the reduced χ², so the uncertainties scale with the observed scatter. The
+covariance of the physical values x(θ) follows by the delta method,
+C_x = D C_θ Dᵀ with D = ∂x/∂θ (diagonal: transforms act elementwise); standard
+errors are sqrt(diag C_x) and the correlation matrix C_x / (se seᵀ).
+"""
+
+import dataclasses
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from tqdm.auto import tqdm
+
+from diffimpact.reproduce._io import write_json
+from fitting.losses import irls_weights, loss_function, weighted_residuals
+from fitting.parameters import parametrise
+
+#: Consecutive steps the relative loss change must stay below ``ftol`` to stop.
+CONVERGENCE_PATIENCE = 5
+JACOBIAN_MODES = {"fwd": jax.jacfwd, "rev": jax.jacrev}
+
+
+@dataclasses.dataclass(frozen=True)
+class FitResult:
+    """Outcome of ``fit``: the best start's parameters and their uncertainties.
+
+    Attributes
+    ----------
+    params : the fitted physical pytree.
+    names : labels of the free parameters (``name`` or ``name[i]``).
+    values : their fitted physical values.
+    standard_errors : their standard errors (physical units, delta method).
+    covariance, correlation : P × P, of the physical values.
+    unconstrained : the fitted θ; ``unconstrained_covariance`` its C_θ.
+    loss : final Σ ρ(z); ``loss_history`` per step of the best start.
+    gradient_norm : |∂loss/∂θ| at the result.
+    residuals : residual_fn at the result (model − data), flattened; ``weighted_residuals`` z.
+    jacobian : ∂z/∂θ at the result (N × P).
+    residual_variance : s² = Σ w z² / (N − P), the reduced χ².
+    covariance_scaling : "absolute" (s² = 1) or "reduced chi-square".
+    converged, steps : whether the best start met a tolerance, and its step count.
+    start_losses : final loss of every start (inf where the model failed).
+    """
+
+    params: object
+    names: tuple
+    values: np.ndarray
+    standard_errors: np.ndarray
+    covariance: np.ndarray
+    correlation: np.ndarray
+    unconstrained: np.ndarray
+    unconstrained_covariance: np.ndarray
+    loss: float
+    loss_history: np.ndarray
+    gradient_norm: float
+    residuals: np.ndarray
+    weighted_residuals: np.ndarray
+    jacobian: np.ndarray
+    residual_variance: float
+    covariance_scaling: str
+    loss_name: str
+    converged: bool
+    steps: int
+    start_losses: np.ndarray
+
+    def value(self, name):
+        """Fitted physical value and standard error of one free parameter label."""
+        if name not in self.names:
+            raise ValueError(f"name must be one of {self.names}, got {name!r}")
+        index = self.names.index(name)
+        return float(self.values[index]), float(self.standard_errors[index])
+
+    def to_dict(self):
+        """JSON-ready summary (no pytree, no Jacobian)."""
+        return {
+            "parameters": {
+                name: {"value": float(v), "standard_error": float(se)}
+                for name, v, se in zip(self.names, self.values, self.standard_errors)
+            },
+            "correlation": self.correlation.tolist(),
+            "covariance": self.covariance.tolist(),
+            "covariance_scaling": self.covariance_scaling,
+            "residual_variance": self.residual_variance,
+            "loss": self.loss,
+            "loss_name": self.loss_name,
+            "gradient_norm": self.gradient_norm,
+            "converged": self.converged,
+            "steps": self.steps,
+            "start_losses": self.start_losses.tolist(),
+            "loss_history": self.loss_history.tolist(),
+            "residuals": self.residuals.tolist(),
+        }
+
+    def to_json(self, path):
+        """Write ``to_dict()`` to ``path`` atomically; returns the path."""
+        return write_json(path, self.to_dict())
+
+    def summary(self):
+        """One line per parameter: value ± standard error."""
+        lines = [f"{n:>24s} = {v:.6g} ± {se:.2g}" for n, v, se in zip(self.names, self.values, self.standard_errors)]
+        return "\n".join(lines)
+
+
+def _initial_thetas(theta0, space, starts, start_spread, seed):
+    if isinstance(starts, int) and not isinstance(starts, bool):
+        if starts < 1:
+            raise ValueError(f"starts must be >= 1, got {starts}")
+        noise = jax.random.normal(jax.random.PRNGKey(seed), (starts - 1, theta0.size))
+        return [theta0] + [theta0 + start_spread * n for n in noise]
+    if not starts:
+        raise ValueError("starts must be an int >= 1 or a non-empty list of parameter pytrees")
+    return [space.unconstrained(p) for p in starts]
+
+
+def _check_positive_number(name, value):
+    if not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+def fit(
+    residual_fn,
+    params0,
+    spec,
+    *,
+    sigma=1.0,
+    loss="squared",
+    loss_scale=1.0,
+    absolute_sigma=False,
+    optimizer=None,
+    max_steps=1000,
+    gtol=1e-8,
+    ftol=1e-10,
+    starts=1,
+    start_spread=0.5,
+    seed=0,
+    jacobian="fwd",
+    progress=True,
+):
+    """Fit the parameters named in ``spec`` so that ``residual_fn`` is small.
+
+    Parameters
+    ----------
+    residual_fn : params ↦ array of model − data (any shape), a JAX function.
+    params0 : physical pytree, the initial guess (and the fixed values).
+    spec : {path: Transform}, see ``fitting.parameters``.
+    sigma : per-point standard uncertainty, broadcast against the residuals.
+    loss : "squared" (weighted least squares), "huber" or "cauchy".
+    loss_scale : robust-loss scale in units of σ.
+    absolute_sigma : True: covariance (JᵀWJ)⁻¹; False: times the reduced χ².
+    optimizer : an optax transformation (default ``optax.adam(0.05)``);
+        ``optax.lbfgs()`` works (its line search receives the loss as ``value_fn``).
+    max_steps : optimiser steps per start.
+    gtol : stop when |∂loss/∂θ| ≤ gtol.
+    ftol : stop when |Δloss| ≤ ftol·|loss| for ``CONVERGENCE_PATIENCE`` steps in a row.
+    starts : number of starts (the first is ``params0``, the others perturb θ0
+        by ``start_spread`` · N(0, 1), seeded by ``seed``) or a list of physical
+        pytrees to start from. The lowest final loss wins.
+    jacobian : "fwd" (``jax.jacfwd``; diffrax solves need ``adjoint=diffrax.ForwardMode()``)
+        or "rev" (``jax.jacrev``).
+    progress : show a tqdm bar per start.
+
+    Returns
+    -------
+    FitResult
+    """
+    if jacobian not in JACOBIAN_MODES:
+        raise ValueError(f"jacobian must be one of {tuple(JACOBIAN_MODES)}, got {jacobian!r}")
+    for name, value in (("max_steps", max_steps), ("gtol", gtol), ("ftol", ftol), ("start_spread", start_spread)):
+        _check_positive_number(name, value)
+    rho = loss_function(loss, loss_scale)
+    sigma = jnp.asarray(sigma, dtype=float)
+    if not bool(jnp.all(sigma > 0)):
+        raise ValueError("sigma must be > 0 everywhere")
+    theta0, space = parametrise(params0, spec)
+    optimizer = optax.with_extra_args_support(optax.adam(0.05) if optimizer is None else optimizer)
+
+    def whitened(theta):
+        return jnp.ravel(weighted_residuals(residual_fn(space(theta)), sigma))
+
+    residual_shape = jax.eval_shape(lambda theta: residual_fn(space(theta)), theta0).shape
+    point_sigma = np.ravel(np.broadcast_to(np.asarray(sigma), residual_shape))
+    count = point_sigma.size
+    if not absolute_sigma and count <= space.size:
+        raise ValueError(
+            f"absolute_sigma=False scales the covariance by χ²/(N − P), which needs more residuals "
+            f"(N = {count}) than free parameters (P = {space.size}); pass absolute_sigma=True"
+        )
+    jacobian_fn = JACOBIAN_MODES[jacobian](lambda theta: (whitened(theta), whitened(theta)), has_aux=True)
+
+    def linearise(theta):
+        jac, z = jacobian_fn(theta)
+        return jnp.sum(rho(z)), jac.T @ jax.vmap(jax.grad(rho))(z), z, jac
+
+    @jax.custom_vjp
+    def objective(theta):
+        return jnp.sum(rho(whitened(theta)))
+
+    def objective_fwd(theta):
+        value, grad, _, _ = linearise(theta)
+        return value, grad
+
+    objective.defvjp(objective_fwd, lambda grad, cotangent: (cotangent * grad,))
+
+    @eqx.filter_jit
+    def step(theta, state):
+        value, grad, z, jac = linearise(theta)
+        updates, state = optimizer.update(grad, state, theta, value=value, grad=grad, value_fn=objective)
+        return optax.apply_updates(theta, updates), state, value, jnp.linalg.norm(grad), z, jac
+
+    thetas = _initial_thetas(theta0, space, starts, start_spread, seed)
+    runs = []
+    for index, theta in enumerate(thetas):
+        runs.append(_minimise(step, optimizer.init(theta), theta, max_steps, gtol, ftol, progress, index, len(thetas)))
+    best = min(runs, key=lambda run: run["loss"])
+    return _result(best, runs, space, rho, loss, absolute_sigma, point_sigma)
+
+
+def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total):
+    """One start: optimiser steps until a tolerance is met; returns the last evaluated point."""
+    history = []
+    quiet_steps = 0
+    converged = False
+    bar = tqdm(total=max_steps, desc=f"fit start {index + 1}/{total}", disable=not progress, leave=False)
+    for _ in range(max_steps):
+        new_theta, new_state, value, gradient_norm, z, jac = step(theta, state)
+        value, gradient_norm = float(value), float(gradient_norm)
+        history.append(value)
+        bar.update()
+        bar.set_postfix(loss=f"{value:.6g}", grad=f"{gradient_norm:.2g}", refresh=False)
+        if not np.isfinite(value):
+            break
+        change = abs(history[-2] - value) if len(history) > 1 else np.inf
+        quiet_steps = quiet_steps + 1 if change <= ftol * abs(value) else 0
+        if gradient_norm <= gtol or quiet_steps >= CONVERGENCE_PATIENCE:
+            converged = True
+            break
+        theta, state = new_theta, new_state
+    else:
+        # Evaluate the last update, which the loop has not looked at.
+        _, _, value, gradient_norm, z, jac = step(theta, state)
+        value, gradient_norm = float(value), float(gradient_norm)
+        history.append(value)
+    bar.close()
+    return {
+        "theta": theta,
+        "loss": value if np.isfinite(value) else np.inf,
+        "gradient_norm": gradient_norm,
+        "z": np.asarray(z),
+        "jacobian": np.asarray(jac),
+        "history": np.asarray(history),
+        "converged": converged,
+    }
+
+
+def gauss_newton_covariance(jacobian, weights):
+    """(Jᵀ diag(w) J)⁻¹ by the SVD of diag(√w) J; a direction J cannot see gets infinite variance."""
+    _, singular, right = np.linalg.svd(np.sqrt(weights)[:, None] * jacobian, full_matrices=False)
+    with np.errstate(divide="ignore"):
+        inverse_squares = 1.0 / singular**2
+    return (right.T * inverse_squares) @ right
+
+
+def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma):
+    count = point_sigma.size
+    theta, z, jac = best["theta"], best["z"], best["jacobian"]
+    weights = np.asarray(irls_weights(rho, jnp.asarray(z)))
+    residual_variance = float(np.sum(weights * z**2) / (count - space.size)) if count > space.size else np.nan
+    unconstrained_covariance = gauss_newton_covariance(jac, weights)
+    if not absolute_sigma:
+        unconstrained_covariance = residual_variance * unconstrained_covariance
+    derivative = np.asarray(jax.jacfwd(space.free_values)(theta))
+    covariance = derivative @ unconstrained_covariance @ derivative.T
+    standard_errors = np.sqrt(np.diag(covariance))
+    params = space(theta)
+    return FitResult(
+        params=params,
+        names=space.labels,
+        values=np.asarray(space.free_values(theta)),
+        standard_errors=standard_errors,
+        covariance=covariance,
+        correlation=covariance / np.outer(standard_errors, standard_errors),
+        unconstrained=np.asarray(theta),
+        unconstrained_covariance=unconstrained_covariance,
+        loss=best["loss"],
+        loss_history=best["history"],
+        gradient_norm=best["gradient_norm"],
+        residuals=z * point_sigma,
+        weighted_residuals=z,
+        jacobian=jac,
+        residual_variance=residual_variance,
+        covariance_scaling="absolute" if absolute_sigma else "reduced chi-square",
+        loss_name=loss_name,
+        converged=best["converged"],
+        steps=len(best["history"]),
+        start_losses=np.array([run["loss"] for run in runs]),
+    )
