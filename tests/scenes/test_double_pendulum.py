@@ -93,7 +93,7 @@ def test_damping_and_torques_match_minimal_coordinates():
     psi, _ = dp.simulate_minimal(params, jnp.array(dp.INITIAL_ANGLES), jnp.array(dp.INITIAL_RATES), TIMES)
     run = simulate(dp.model(params), dp.initial_state(params), TIMES, LagrangeMultipliers())
     assert np.max(np.abs(wrapped(dp.angles(params, run.q) - psi))) < 5e-5
-    assert run.energy[-1] != pytest.approx(run.energy[0], rel=1e-3)  # the forces do work
+    assert abs(float(run.energy[-1] - run.energy[0])) > 1e-2  # the forces do work
 
 
 def test_gradient_of_final_angle_with_respect_to_link_mass(central_difference):
