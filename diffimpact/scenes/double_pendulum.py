@@ -157,7 +157,7 @@ def initial_state(p, psi=INITIAL_ANGLES, dpsi=INITIAL_RATES, t=0.0):
     return State(*absolute_coordinates(p, psi, dpsi), t)
 
 
-def angles(p, q):
+def angles(q):
     """ψ₁, ψ₂ reconstructed from the link positions in q (..., 6): directions of OA and AC₂."""
     joint = 2 * q[..., :2]  # A = 2 C₁ since O is the origin and C₁ is the middle of OA
     link2 = q[..., 3:5] - joint
