@@ -8,12 +8,12 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from diffimpact import contact, impact  # noqa: E402
+from diffimpact import contact, impact, multibody  # noqa: E402
 from diffimpact.impact import (  # noqa: E402
     central_impact,
     damping_lambda,
     optimal_damping,
 )
 
-__all__ = ["contact", "impact", "central_impact", "optimal_damping", "damping_lambda"]
+__all__ = ["contact", "impact", "multibody", "central_impact", "optimal_damping", "damping_lambda"]
 __version__ = "0.1.0"

@@ -204,7 +204,12 @@ def fit(
             f"absolute_sigma=False scales the covariance by χ²/(N − P), which needs more residuals "
             f"(N = {count}) than free parameters (P = {space.size}); pass absolute_sigma=True"
         )
-    jacobian_fn = JACOBIAN_MODES[jacobian](lambda theta: (whitened(theta), whitened(theta)), has_aux=True)
+    def whitened_twice(theta):
+        # The second copy rides along as ``aux``: the Jacobian and z from one evaluation.
+        z = whitened(theta)
+        return z, z
+
+    jacobian_fn = JACOBIAN_MODES[jacobian](whitened_twice, has_aux=True)
 
     def linearise(theta):
         jac, z = jacobian_fn(theta)
@@ -229,7 +234,9 @@ def fit(
     thetas = _initial_thetas(theta0, space, starts, start_spread, seed)
     runs = []
     for index, theta in enumerate(thetas):
-        runs.append(_minimise(step, optimizer.init(theta), theta, max_steps, gtol, ftol, progress, index, len(thetas)))
+        # Strong types: a weakly typed initial state would make step compile twice.
+        state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), optimizer.init(theta))
+        runs.append(_minimise(step, state, theta, max_steps, gtol, ftol, progress, index, len(thetas)))
     best = min(runs, key=lambda run: run["loss"])
     return _result(best, runs, space, rho, loss, absolute_sigma, point_sigma)
 

@@ -1,0 +1,140 @@
+"""The fit loop, its covariance and the robust losses on problems with known answers."""
+
+import json
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import diffimpact  # noqa: F401  (float64)
+from fitting.fit import fit
+from fitting.parameters import Free, Positive
+
+
+class Line(eqx.Module):
+    intercept: jnp.ndarray
+    slope: jnp.ndarray
+
+
+class Decay(eqx.Module):
+    amplitude: jnp.ndarray
+    rate: jnp.ndarray
+
+
+LINE_SPEC = {"intercept": Free(), "slope": Free()}
+X = np.linspace(0.0, 1.0, 30)
+LINE_SIGMA = 0.05 + 0.1 * X  # m, per point
+LINE_TRUTH = np.array([0.3, 1.7])
+LINE_DATA = LINE_TRUTH[0] + LINE_TRUTH[1] * X + LINE_SIGMA * np.random.default_rng(1).normal(size=X.size)
+
+
+def _line_residuals(data):
+    return lambda p: p.intercept + p.slope * X - data
+
+
+def _fit_line(data, **options):
+    return fit(_line_residuals(data), Line(0.0, 0.0), LINE_SPEC, sigma=LINE_SIGMA, progress=False, **options)
+
+
+@pytest.fixture(scope="module")
+def line_fits():
+    return {scaling: _fit_line(LINE_DATA, optimizer=optax.lbfgs(), absolute_sigma=scaling) for scaling in (True, False)}
+
+
+def test_linear_fit_and_covariance_equal_the_closed_form(line_fits):
+    design = np.column_stack([np.ones_like(X), X])
+    weight = np.diag(LINE_SIGMA**-2)
+    covariance = np.linalg.inv(design.T @ weight @ design)
+    estimate = covariance @ design.T @ weight @ LINE_DATA
+    chi_square = np.sum(((design @ estimate - LINE_DATA) / LINE_SIGMA) ** 2)
+    absolute, scaled = line_fits[True], line_fits[False]
+    np.testing.assert_allclose(absolute.values, estimate, rtol=1e-8)
+    np.testing.assert_allclose(absolute.covariance, covariance, rtol=1e-8)
+    np.testing.assert_allclose(scaled.covariance, chi_square / (X.size - 2) * covariance, rtol=1e-7)
+    np.testing.assert_allclose(absolute.residuals, design @ estimate - LINE_DATA, atol=1e-9)
+    np.testing.assert_allclose(absolute.correlation[0, 1], covariance[0, 1] / np.sqrt(covariance[0, 0] * covariance[1, 1]))
+    assert absolute.covariance_scaling == "absolute" and scaled.covariance_scaling == "reduced chi-square"
+
+
+def test_robust_losses_resist_an_outlier():
+    data = LINE_DATA.copy()
+    data[-1] += 40 * LINE_SIGMA[-1]
+    fits = {loss: _fit_line(data, optimizer=optax.lbfgs(), loss=loss, absolute_sigma=True) for loss in ("squared", "huber", "cauchy")}
+    deviation = {loss: np.abs(r.values - LINE_TRUTH) / r.standard_errors for loss, r in fits.items()}
+    assert deviation["squared"].max() > 4.0
+    assert deviation["huber"].max() < 3.0
+    assert deviation["cauchy"].max() < 3.0
+    # The robust fits leave the outlier where it is instead of bending the line towards it.
+    assert fits["cauchy"].weighted_residuals[-1] < fits["squared"].weighted_residuals[-1] - 2.0
+
+
+DECAY_TIMES = np.linspace(0.0, 3.0, 40)
+DECAY_TRUTH = Decay(2.0, 1.3)
+DECAY_SIGMA = 0.05
+DECAY_DATA = 2.0 * np.exp(-1.3 * DECAY_TIMES) + DECAY_SIGMA * np.random.default_rng(7).normal(size=DECAY_TIMES.size)
+DECAY_SPEC = {"amplitude": Positive(), "rate": Positive(transform="softplus")}
+
+
+def _decay_residuals(p):
+    return p.amplitude * jnp.exp(-p.rate * DECAY_TIMES) - DECAY_DATA
+
+
+@pytest.fixture(scope="module")
+def decay_fit():
+    return fit(_decay_residuals, Decay(0.5, 4.0), DECAY_SPEC, sigma=DECAY_SIGMA, starts=3, progress=False)
+
+
+def test_exponential_decay_recovers_the_truth_within_its_standard_errors(decay_fit):
+    truth = np.array([DECAY_TRUTH.amplitude, DECAY_TRUTH.rate])
+    assert decay_fit.converged
+    assert np.all(np.abs(decay_fit.values - truth) < 3 * decay_fit.standard_errors)
+    assert 0.5 < decay_fit.residual_variance < 1.6
+    assert decay_fit.loss_history[-1] < 1e-2 * decay_fit.loss_history[0]
+    assert decay_fit.start_losses.shape == (3,) and decay_fit.loss == pytest.approx(decay_fit.start_losses.min())
+
+
+def test_standard_errors_propagate_through_the_transforms(decay_fit):
+    theta_errors = np.sqrt(np.diag(decay_fit.unconstrained_covariance))
+    amplitude, rate = decay_fit.values
+    softplus_slope = 1.0 / (1.0 + np.exp(-decay_fit.unconstrained[1]))  # d softplus(θ)/dθ = sigmoid(θ)
+    np.testing.assert_allclose(decay_fit.standard_errors, [amplitude * theta_errors[0], softplus_slope * theta_errors[1]])
+
+
+def test_lbfgs_and_a_list_of_starts_reach_the_same_minimum(decay_fit):
+    result = fit(
+        _decay_residuals, Decay(0.5, 4.0), DECAY_SPEC, sigma=DECAY_SIGMA, optimizer=optax.lbfgs(),
+        starts=[Decay(0.5, 4.0), Decay(5.0, 0.1)], progress=False,
+    )
+    assert result.gradient_norm < 1e-6
+    np.testing.assert_allclose(result.values, decay_fit.values, rtol=1e-5)
+    np.testing.assert_allclose(result.standard_errors, decay_fit.standard_errors, rtol=1e-4)
+
+
+def test_result_is_written_as_json(decay_fit, tmp_path):
+    path = decay_fit.to_json(tmp_path / "fit.json")
+    record = json.loads(path.read_text())
+    assert record["parameters"]["rate"]["value"] == pytest.approx(decay_fit.value("rate")[0])
+    assert len(record["residuals"]) == DECAY_TIMES.size
+    assert [p.name for p in tmp_path.iterdir()] == ["fit.json"]  # no temporary left behind
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"loss": "l1"}, "loss must be one of"),
+        ({"jacobian": "central"}, "jacobian must be one of"),
+        ({"sigma": -1.0}, "sigma must be > 0"),
+        ({"starts": 0}, "starts must be >= 1"),
+        ({"max_steps": 0}, "max_steps must be > 0"),
+    ],
+)
+def test_bad_options_raise(options, match):
+    with pytest.raises(ValueError, match=match):
+        fit(_decay_residuals, DECAY_TRUTH, DECAY_SPEC, progress=False, **options)
+
+
+def test_scaled_covariance_needs_more_data_than_parameters():
+    with pytest.raises(ValueError, match="absolute_sigma=True"):
+        fit(lambda p: p.amplitude - jnp.array([1.0, 2.0]), DECAY_TRUTH, DECAY_SPEC, progress=False)
