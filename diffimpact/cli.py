@@ -35,6 +35,25 @@ def _reproduce(args):
     return 0
 
 
+def _fit(args):
+    # The CLI is the application layer: it alone reaches into the ``fitting``
+    # package, lazily; the diffimpact library never imports it.
+    from fitting.studies import FITS
+
+    if args.list or args.name is None:
+        width = max(map(len, FITS))
+        for name, (_, description) in FITS.items():
+            print(f"{name:<{width}}  {description}")
+        return 0
+    if args.name not in FITS:
+        print(f"unknown fit {args.name!r}; choose from: {', '.join(FITS)}", file=sys.stderr)
+        return 2
+    run, description = FITS[args.name]
+    print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
+    print(run(Path(args.out), quick=args.quick))
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="diffimpact", description="Differentiable contact and impact simulation.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -48,10 +67,15 @@ def main(argv=None):
         metavar="CSV",
         help="damping-alpha-beta: fit α, β to this λ(n, e) grid (e.g. data/damping_lambda.csv) instead of recomputing it",
     )
+    fit = commands.add_parser("fit", help="run a parameter fit; writes JSON, CSV and PNG into --out")
+    fit.add_argument("name", nargs="?", help="which fit (see --list)")
+    fit.add_argument("--out", default="out", help="output directory (default: out)")
+    fit.add_argument("--quick", action="store_true", help="fewer data points and steps, for a fast look")
+    fit.add_argument("--list", action="store_true", help="list the fits")
     args = parser.parse_args(argv)
     import diffimpact  # noqa: F401  (enables float64 before any computation)
 
-    return _reproduce(args)
+    return _reproduce(args) if args.command == "reproduce" else _fit(args)
 
 
 if __name__ == "__main__":

@@ -229,18 +229,3 @@ def run(out_dir, quick=False, progress=True):
     lines += _describe("(b) contact duration + restitution", scalar_fit)
     lines.append(f"wrote {', '.join(str(p) for p in paths)} in {time.perf_counter() - start:.1f} s")
     return "\n".join(lines)
-
-
-def main():
-    """``python -m fitting.impact_stiffness OUT_DIR [--quick]``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir")
-    parser.add_argument("--quick", action="store_true")
-    arguments = parser.parse_args()
-    print(run(arguments.out_dir, quick=arguments.quick))
-
-
-if __name__ == "__main__":
-    main()

@@ -53,3 +53,9 @@ def test_list_and_unknown_name(capsys):
 
 def test_missing_lambda_data_is_reported(tmp_path):
     assert main(["reproduce", "damping-alpha-beta", "--lambda-data", str(tmp_path / "x.csv"), "--out", str(tmp_path)]) == 2
+
+
+def test_fit_list_and_unknown_name(capsys):
+    assert main(["fit", "--list"]) == 0
+    assert "impact-stiffness" in capsys.readouterr().out
+    assert main(["fit", "no-such-fit"]) == 2
