@@ -1,6 +1,7 @@
 """The ``diffimpact`` command line."""
 
 import argparse
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -49,8 +50,21 @@ def _fit(args):
         print(f"unknown fit {args.name!r}; choose from: {', '.join(FITS)}", file=sys.stderr)
         return 2
     run, description = FITS[args.name]
+    options = {}
+    if args.data is not None or args.drop_bad_rows:
+        if "data" not in inspect.signature(run).parameters:
+            print(f"--data and --drop-bad-rows do not apply to {args.name}", file=sys.stderr)
+            return 2
+        if args.data is not None and not Path(args.data).is_file():
+            print(f"--data: no such file {args.data}", file=sys.stderr)
+            return 2
+        options = {"data": args.data, "drop_bad_rows": args.drop_bad_rows}
     print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
-    print(run(Path(args.out), quick=args.quick))
+    try:
+        print(run(Path(args.out), quick=args.quick, **options))
+    except ValueError as error:  # bad input (DataError included) is reported, not traced back
+        print(f"diffimpact fit {args.name}: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -72,6 +86,8 @@ def main(argv=None):
     fit.add_argument("--out", default="out", help="output directory (default: out)")
     fit.add_argument("--quick", action="store_true", help="fewer data points and steps, for a fast look")
     fit.add_argument("--list", action="store_true", help="list the fits")
+    fit.add_argument("--data", metavar="CSV", help="your own measurements (columns per fit: see data/README.md)")
+    fit.add_argument("--drop-bad-rows", action="store_true", help="drop invalid rows of --data (reported) instead of failing")
     args = parser.parse_args(argv)
     import diffimpact  # noqa: F401  (enables float64 before any computation)
 

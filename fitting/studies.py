@@ -1,11 +1,21 @@
 """Published and synthetic fits, runnable as ``diffimpact fit NAME --out DIR``."""
 
-from fitting import impact_stiffness
+from fitting import damping, impact_stiffness, sensitivity_study
 
 #: name -> (function(out_dir, quick) -> summary text, one-line description)
 FITS = {
     "impact-stiffness": (
         impact_stiffness.run,
         "recover k and e of a Hertz + linear-damper contact from a noisy force history, and from duration + restitution",
+    ),
+    "damping": (
+        damping.run,
+        "α(n), β(n) of the optimal damping ĉ = α(e^β − 1) (seed 004 eqs. (45)–(47)) from data/damping_lambda.csv, "
+        "with standard errors, beside the paper's",
+    ),
+    "sensitivity": (
+        sensitivity_study.run,
+        "normalised sensitivities ∂ln v_out/∂ln p of the central impact (optimal damping, Hunt–Crossley + Flores) "
+        "to k, e, n, v0, m, checked against central differences",
     ),
 }
