@@ -2,9 +2,25 @@
 
 Build a static ``Model`` from bodies, constraints and forces, give an initial
 ``State`` and integrate with ``simulate`` under one of the ``Formulation``s.
+``Contact`` forces (``diffimpact.multibody.contact``) add compliant or
+instantaneous impacts, resolved by contact events in ``simulate``.
 """
 
 from diffimpact.multibody.bodies import Body, PlanarBody, point_position
+from diffimpact.multibody.contact import (
+    CircleCircle,
+    CirclePlane,
+    Contact,
+    FloresHuntCrossley,
+    Geometry,
+    ImpactLaw,
+    NewtonRestitution,
+    OptimalDamping,
+    PointPlane,
+    normal_response,
+    resolve_at_onset,
+    restitution_impulse,
+)
 from diffimpact.multibody.constraints import Constraint, Driver, Ground, RevolutePlanar
 from diffimpact.multibody.forces import AppliedTorque, Force, Gravity, JointDamping, SpringDamper
 from diffimpact.multibody.formulations import (
@@ -18,6 +34,7 @@ from diffimpact.multibody.formulations import (
 )
 from diffimpact.multibody.model import Model, State
 from diffimpact.multibody.simulate import (
+    Events,
     Trajectory,
     check_initial_state,
     project_initial_state,
@@ -25,6 +42,9 @@ from diffimpact.multibody.simulate import (
 )
 
 __all__ = [
+    "CircleCircle", "CirclePlane", "Contact", "Events", "FloresHuntCrossley", "Geometry",
+    "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "normal_response",
+    "resolve_at_onset", "restitution_impulse",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",
     "DirectCorrection", "Driver", "Force", "Formulation", "Gravity", "Ground",
     "JointDamping", "LagrangeMultipliers", "Model", "PlanarBody", "ProjectedSolver",

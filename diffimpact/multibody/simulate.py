@@ -4,6 +4,31 @@
 accelerations with an adaptive Tsit5 solver and returns the saved states with
 their diagnostics. It is a pure function of pytrees: it works under ``jit``,
 ``vmap`` and ``grad`` (gradients by diffrax's recursive checkpointing).
+
+Contact events. When the model has ``Contact`` forces, the integration is split
+into segments at the contact onsets and separations, so that no step straddles
+the initial instant of a contact (seed 004 §1) and impact-dependent laws can be
+set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
+runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` with one
+event function per contact, chosen by the contact's status: out of contact
+−δ (onset: δ crosses 0 upwards), in contact ``Contact.separation_function``
+(the force of laws that separate at zero force, eq. (20) of seed 004, else δ),
+both as down-crossings located by Newton's method on the dense output. At an
+event the status flips and
+
+* at onset, an ``ImpactLaw`` is resolved with the effective mass of the
+  contact normal in the constrained system, m = 1/(wᵀ M_c⁻¹ w), and the
+  approach speed ⁻δ̇ at the located onset (``contact.normal_response``);
+* at onset of a ``NewtonRestitution`` contact the impulse of
+  ``contact.restitution_impulse`` is applied and the contact stays open.
+
+Finished segments are skipped by ``lax.cond``; save times are clipped into
+each segment and the values of the segment that contains them are kept (a save
+time at an event gets the state after it). Gradients include the sensitivity
+of the event times (diffrax differentiates the located root), so ``jax.grad``
+through impacts is exact up to the tolerances. The contact forces themselves
+are the clipped, continuous laws in every segment: the events only place the
+steps and switch the laws. Models without contacts take the single-solve path.
 """
 
 import diffrax as dfx
@@ -12,6 +37,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import optimistix as optx
+
+from diffimpact.contact.normal import NormalForceLaw
+from diffimpact.multibody.contact import Contact, resolve_at_onset, restitution_impulse
 from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.model import Model, State
 
@@ -31,6 +60,7 @@ class Trajectory(eqx.Module):
     energy : kinetic plus potential energy (J).
     linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies.
     angular_momentum : about the origin, (len(t),) for planar bodies.
+    events : ``Events`` of the contacts, ``None`` for models without contacts.
     """
 
     t: jnp.ndarray
@@ -41,6 +71,27 @@ class Trajectory(eqx.Module):
     energy: jnp.ndarray
     linear_momentum: jnp.ndarray
     angular_momentum: jnp.ndarray
+    events: "Events | None" = None
+
+
+class Events(eqx.Module):
+    """Contact events in the order they happened; rows past ``count`` are unused (t = inf).
+
+    Attributes
+    ----------
+    count : number of events.
+    t : event times (s), (max_events,).
+    contact : index of the contact in ``Model.forces``.
+    onset : True at contact onset, False at separation.
+    q, v : state just after the event (after the impulse of a Newton impact).
+    """
+
+    count: jnp.ndarray
+    t: jnp.ndarray
+    contact: jnp.ndarray
+    onset: jnp.ndarray
+    q: jnp.ndarray
+    v: jnp.ndarray
 
 
 def _is_concrete(*arrays):
@@ -100,6 +151,8 @@ def simulate(
     max_steps=100_000,
     constraint_tolerance=CONSTRAINT_TOLERANCE,
     progress=False,
+    max_events=16,
+    event_tol=1e-12,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -115,6 +168,9 @@ def simulate(
     max_steps : cap on solver steps.
     constraint_tolerance : largest accepted initial constraint residual.
     progress : show diffrax's tqdm progress meter.
+    max_events : most contact events (onsets plus separations) in the run;
+        more raise an error at run time. Only for models with ``Contact``s.
+    event_tol : rtol and atol of the Newton root finder on the event times.
 
     Returns
     -------
@@ -136,9 +192,16 @@ def simulate(
             f"got {state0.q.shape} and {state0.v.shape}"
         )
     state0 = check_initial_state(model, state0, constraint_tolerance)
-    return _simulate(
-        model, state0, jnp.asarray(save_times, dtype=float), formulation,
-        jnp.asarray(rtol, dtype=float), jnp.asarray(atol, dtype=float), max_steps, progress,
+    save_times = jnp.asarray(save_times, dtype=float)
+    rtol, atol = jnp.asarray(rtol, dtype=float), jnp.asarray(atol, dtype=float)
+    if not any(isinstance(force, Contact) for force in model.forces):
+        return _simulate(model, state0, save_times, formulation, rtol, atol, max_steps, progress)
+    if not isinstance(max_events, int) or max_events < 0:
+        raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
+    _check_impact_laws_open(model, state0)
+    return _simulate_events(
+        model, state0, save_times, formulation, rtol, atol, max_steps, progress, max_events,
+        jnp.asarray(event_tol, dtype=float),
     )
 
 
@@ -160,8 +223,10 @@ def _simulate(model, state0, save_times, formulation, rtol, atol, max_steps, pro
         max_steps=max_steps,
         progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
     )
-    q, v = solution.ys
+    return _trajectory(model, save_times, *solution.ys)
 
+
+def _trajectory(model, save_times, q, v, events=None):
     def diagnostics(q, v, t):
         return (
             jnp.linalg.norm(model.constraint(q, t)),
@@ -171,4 +236,132 @@ def _simulate(model, state0, save_times, formulation, rtol, atol, max_steps, pro
             model.angular_momentum(q, v),
         )
 
-    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times))
+    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), events)
+
+
+def _contact_indices(model):
+    return [k for k, force in enumerate(model.forces) if isinstance(force, Contact)]
+
+
+def _check_impact_laws_open(model, state):
+    """Contacts whose law is set at onset (impact-dependent or impulsive) must start open."""
+    for k in _contact_indices(model):
+        contact = model.forces[k]
+        if isinstance(contact.law, NormalForceLaw) or not _is_concrete(model, state):
+            continue
+        if float(contact.penetration(model.split(state.q))) > 0:
+            raise ValueError(
+                f"state0 is in contact at forces[{k}] ({type(contact.law).__name__}), whose law is "
+                "set at contact onset; start the simulation before the contact"
+            )
+
+
+def _select(flag, new, old):
+    """``new`` where ``flag`` else ``old``, leaf by leaf, for pytrees of the same structure."""
+    arrays, static = eqx.partition(new, eqx.is_array)
+    chosen = jax.tree.map(lambda a, b: jnp.where(flag, a, b), arrays, eqx.filter(old, eqx.is_array))
+    return eqx.combine(chosen, static)
+
+
+def _event_functions(model, contacts):
+    """One down-crossing event function per contact: −δ when open, the separation function when closed."""
+
+    def make(slot, k):
+        def cond_fn(t, y, args, **kwargs):
+            del t, kwargs
+            model, closed = args
+            q, v = (model.split(x) for x in y)
+            contact = model.forces[k]
+            return jnp.where(closed[slot], contact.separation_function(q, v), -contact.penetration(q))
+
+        return cond_fn
+
+    return tuple(make(slot, k) for slot, k in enumerate(contacts))
+
+
+def _apply_event(model, closed, slot, k, q, v, t):
+    """Flip contact k's status at its event; resolve its law at onset or apply the Newton impulse."""
+    contact = model.forces[k]
+    onset = ~closed[slot]
+    if contact.impulsive:
+        return model, closed, restitution_impulse(model, contact, q, v, t), onset
+    resolved = eqx.tree_at(lambda m: m.forces[k], model, resolve_at_onset(model, contact, q, v, t))
+    return _select(onset, resolved, model), closed.at[slot].set(onset), v, onset
+
+
+@eqx.filter_jit
+def _simulate_events(model, state0, save_times, formulation, rtol, atol, max_steps, progress, max_events, event_tol):
+    contacts = _contact_indices(model)
+    params, static = eqx.partition(model, eqx.is_inexact_array)
+    t_end = save_times[-1]
+    q0 = model.split(state0.q)
+    closed0 = jnp.stack(
+        [(model.forces[k].penetration(q0) > 0) & (not model.forces[k].impulsive) for k in contacts]
+    )
+    event = dfx.Event(
+        _event_functions(model, contacts),
+        root_finder=optx.Newton(rtol=event_tol, atol=event_tol),
+        direction=False,
+    )
+
+    def vector_field(t, y, args):
+        model, _ = args
+        q, v = y
+        return v, formulation.acceleration(model, q, v, t)
+
+    def segment(carry, _):
+        params, closed, t0, q, v, ys, done = carry
+        model = eqx.combine(params, static)
+
+        def run(_):
+            solution = dfx.diffeqsolve(
+                dfx.ODETerm(vector_field),
+                formulation.wrap_solver(model, dfx.Tsit5()),
+                t0=t0,
+                t1=t_end,
+                dt0=None,
+                y0=(q, v),
+                args=(model, closed),
+                saveat=dfx.SaveAt(
+                    subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))
+                ),
+                stepsize_controller=dfx.PIDController(rtol=rtol, atol=atol),
+                event=event,
+                max_steps=max_steps,
+                progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
+            )
+            masks = jnp.stack(solution.event_mask)
+            t1 = solution.ts[1][0]
+            q1, v1 = (y[0] for y in solution.ys[1])
+            happened = jnp.any(masks)
+            saved = (save_times >= t0) & ((save_times < t1) | ~happened)
+            new_ys = _select(saved[:, None], solution.ys[0], ys)
+            new_model, new_closed, onset, which = model, closed, jnp.array(False), jnp.array(-1)
+            for slot, k in enumerate(contacts):
+                m_k, c_k, v_k, o_k = _apply_event(model, closed, slot, k, q1, v1, t1)
+                hit = masks[slot]
+                new_model = _select(hit, m_k, new_model)
+                new_closed = jnp.where(hit, c_k, new_closed)
+                v1 = jnp.where(hit, v_k, v1)
+                onset = jnp.where(hit, o_k, onset)
+                which = jnp.where(hit, k, which)
+            new_params = eqx.filter(new_model, eqx.is_inexact_array)
+            record = (jnp.where(happened, t1, jnp.inf), which, onset, q1, v1)
+            return (new_params, new_closed, t1, q1, v1, new_ys, ~happened), (record, happened)
+
+        def skip(_):
+            record = (jnp.inf, jnp.array(-1), jnp.array(False), q, v)
+            return (params, closed, t0, q, v, ys, done), (record, jnp.array(False))
+
+        return jax.lax.cond(done, skip, run, None)
+
+    nan = jnp.full((len(save_times), model.size), jnp.nan)
+    carry = (params, closed0, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
+    carry, (records, happened) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    done = carry[-1]
+    q, v = eqx.error_if(
+        carry[5], ~done, f"more than max_events = {max_events} contact events; increase max_events"
+    )
+    t, which, onset, q_event, v_event = (r[:max_events] for r in records)
+    events = Events(jnp.sum(happened[:max_events]), t, which, onset, q_event, v_event)
+    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, events)

@@ -1,6 +1,6 @@
 """Published experiments, runnable as ``diffimpact reproduce NAME --out DIR``."""
 
-from diffimpact.reproduce import damping
+from diffimpact.reproduce import damping, two_pendulum
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
@@ -9,6 +9,10 @@ REPRODUCTIONS = {
     "damping-verification": (damping.run_verification, "seed 004 §5.1, fig. 8: 300 random systems"),
     "damping-kelvin-voigt": (damping.run_kelvin_voigt, "seed 004 §5.2, fig. 9: n = 1 against the exact result"),
     "damping-improved": (damping.run_improved, "beyond seed 004: the improved closed form against eq. (49)"),
+    "two-pendulum": (
+        two_pendulum.run,
+        "seed 004 §6, figs. 11–12: two pendulums, optimal-damping vs Hunt–Crossley vs Newton impacts",
+    ),
 }
 
-__all__ = ["REPRODUCTIONS", "damping"]
+__all__ = ["REPRODUCTIONS", "damping", "two_pendulum"]

@@ -1,0 +1,138 @@
+"""Planar contact forces and contact events of ``simulate``."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import diffimpact
+from diffimpact.contact.friction import Coulomb
+from diffimpact.contact.normal import HertzLinearDamper
+from diffimpact.multibody import (
+    CircleCircle,
+    CirclePlane,
+    Contact,
+    Gravity,
+    LagrangeMultipliers,
+    Model,
+    NewtonRestitution,
+    OptimalDamping,
+    PlanarBody,
+    State,
+    simulate,
+)
+
+MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.5, 0.05, 1e7, 1.5, 0.6, 2.0
+G = 9.81
+
+
+def ball_on_ground(law, gravity=0.0, friction=None):
+    ball = PlanarBody(MASS, 0.5 * MASS * RADIUS**2, name="ball")
+    ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
+    return Model([ball], (), (Gravity((0.0, -gravity)), Contact(ground, law, friction)))
+
+
+def bounce(law, stiffness=None):
+    """Gravity-free ball hitting the ground at SPEED from 1 cm; returns the trajectory."""
+    state = State([0.0, RADIUS + 0.01, 0.0], [0.0, -SPEED, 0.0])
+    return simulate(ball_on_ground(law), state, jnp.linspace(0.0, 0.02, 41), LagrangeMultipliers())
+
+
+@pytest.fixture(scope="module")
+def optimal_bounce():
+    return bounce(OptimalDamping(STIFFNESS, EXPONENT, RESTITUTION))
+
+
+def test_optimal_damping_rebound_reproduces_restitution_and_central_impact(optimal_bounce):
+    events = optimal_bounce.events
+    assert int(events.count) == 2 and bool(events.onset[0]) and not bool(events.onset[1])
+    rebound = float(events.v[1, 1]) / SPEED
+    damping = diffimpact.optimal_damping(MASS, SPEED, STIFFNESS, EXPONENT, RESTITUTION)
+    central = diffimpact.central_impact(HertzLinearDamper(STIFFNESS, EXPONENT, damping), MASS, SPEED)
+    assert rebound == pytest.approx(float(central.restitution), rel=1e-7)
+    assert rebound == pytest.approx(RESTITUTION, rel=1e-7)
+    duration = float(events.t[1] - events.t[0])
+    assert duration == pytest.approx(float(central.contact_duration), rel=1e-6)
+
+
+def test_energy_never_increases_through_a_contact(optimal_bounce):
+    energy = np.asarray(optimal_bounce.energy)
+    assert np.all(np.diff(energy) <= 1e-9 * energy[0])
+    assert energy[-1] == pytest.approx(RESTITUTION**2 * energy[0], rel=1e-6)
+
+
+def test_onset_event_matches_free_fall_time():
+    height = 0.7
+    model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
+    state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
+    run = simulate(model, state, jnp.linspace(0.0, 0.5, 11), LagrangeMultipliers())
+    assert float(run.events.t[0]) == pytest.approx(np.sqrt(2 * height / G), abs=1e-9)
+    # the Newton impulse reverses the velocity with factor e
+    assert float(run.events.v[0, 1]) == pytest.approx(RESTITUTION * np.sqrt(2 * G * height), rel=1e-9)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known defect: jax.grad through the event-segmented simulate is off by ~1e-3 "
+    "(central_impact on the same bounce agrees with finite differences to 1e-9); open in issue 3",
+)
+def test_grad_of_rebound_velocity_wrt_stiffness_matches_finite_differences():
+    damping = 5.0
+
+    def rebound(stiffness):
+        return bounce(HertzLinearDamper(stiffness, EXPONENT, damping)).events.v[1, 1]
+
+    k, h = 1e6, 1e3
+    grad = float(jax.grad(rebound)(k))
+    fd = float((rebound(k + h) - rebound(k - h)) / (2 * h))
+    assert abs(grad) > 0
+    # The finite difference itself scatters by ~1e-4 here (adaptive steps); the gradient misses by ~1e-3.
+    assert grad == pytest.approx(fd, rel=3e-4)
+
+
+def test_sliding_disc_decelerates_at_mu_g_then_rolls_at_two_thirds():
+    mu, stiffness, v0 = 0.3, 1e6, 1.0
+    law = HertzLinearDamper(stiffness, EXPONENT, 500.0)
+    model = ball_on_ground(law, gravity=G, friction=Coulomb(mu, regularisation_speed=1e-4))
+    sink = (MASS * G / stiffness) ** (1 / EXPONENT)
+    state = State([0.0, RADIUS - sink, 0.0], [v0, 0.0, 0.0])
+    t_roll = v0 / (3 * mu * G)
+    times = np.array([0.0, 0.5 * t_roll, 2.0 * t_roll])
+    run = simulate(model, state, times, LagrangeMultipliers())
+    v = np.asarray(run.v)
+    assert int(run.events.count) == 0
+    assert v[1, 0] == pytest.approx(v0 - mu * G * times[1], rel=1e-4)
+    lever = RADIUS - sink / 2  # the contact point is the middle of the overlap
+    assert v[1, 2] == pytest.approx(-2 * mu * G * times[1] * lever / RADIUS**2, rel=1e-4)
+    # rolling about the contact point: v = v0 r/(1 + r), r = m ℓ²/J = 2ℓ²/R² (2/3 v0 for ℓ = R)
+    ratio = 2 * lever**2 / RADIUS**2
+    assert v[2, 0] == pytest.approx(v0 * ratio / (1 + ratio), rel=1e-4)
+    assert v[2, 0] == pytest.approx(2 * v0 / 3, rel=3e-3)
+    assert v[2, 0] + lever * v[2, 2] == pytest.approx(0.0, abs=1e-3)
+    assert np.all(np.diff(np.asarray(run.energy)) <= 0)
+
+
+def test_circle_circle_geometry_and_torque_free_normal_force():
+    geometry = CircleCircle(0, (0.0, 0.0), 0.1, 1, (0.0, 0.0), 0.2)
+    q = (jnp.array([0.0, 0.0, 0.3]), jnp.array([0.25, 0.0, -0.2]))
+    assert float(geometry.penetration(q)) == pytest.approx(0.05)
+    np.testing.assert_allclose(geometry.normal(q), [1.0, 0.0])
+    np.testing.assert_allclose(geometry.point(q), [0.075, 0.0])
+    contact = Contact(geometry, HertzLinearDamper(1e5, 1.5, 0.0))
+    bodies = (PlanarBody(1.0, 1.0), PlanarBody(1.0, 1.0))
+    force = contact(bodies, q, (jnp.zeros(3), jnp.zeros(3)), 0.0)
+    f = 1e5 * 0.05**1.5
+    np.testing.assert_allclose(force[0], [-f, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(force[1], [f, 0.0, 0.0], atol=1e-9)
+
+
+def test_bad_input_names_parameter():
+    with pytest.raises(ValueError, match="radius"):
+        CirclePlane(None, (0, 0), (0, 1), 0, (0, 0), -1.0)
+    with pytest.raises(ValueError, match="restitution"):
+        OptimalDamping(1e7, 1.5, 1.5)
+    with pytest.raises(ValueError, match="friction"):
+        Contact(CirclePlane(None, (0, 0), (0, 1), 0), NewtonRestitution(0.5), Coulomb(0.3))
+    model = ball_on_ground(NewtonRestitution(0.5))
+    with pytest.raises(ValueError, match="state0 is in contact"):
+        simulate(model, State([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), jnp.linspace(0, 0.1, 3), LagrangeMultipliers())
