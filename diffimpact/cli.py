@@ -7,64 +7,62 @@ import time
 from pathlib import Path
 
 
-def _reproduce(args):
-    from diffimpact.reproduce import REPRODUCTIONS
-
-    if args.list or args.name is None:
-        width = max(map(len, REPRODUCTIONS))
-        for name, (_, description) in REPRODUCTIONS.items():
-            print(f"{name:<{width}}  {description}")
-        return 0
-    if args.name not in REPRODUCTIONS:
-        print(f"unknown reproduction {args.name!r}; choose from: {', '.join(REPRODUCTIONS)}", file=sys.stderr)
-        return 2
-    run, description = REPRODUCTIONS[args.name]
-    options = {}
-    if args.lambda_data is not None:
-        if args.name != "damping-alpha-beta":
-            print("--lambda-data applies to damping-alpha-beta only", file=sys.stderr)
-            return 2
-        if not Path(args.lambda_data).is_file():
-            print(f"--lambda-data: no such file {args.lambda_data}", file=sys.stderr)
-            return 2
-        options["lambda_data"] = args.lambda_data
-    print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
-    start = time.perf_counter()
-    summary = run(Path(args.out), quick=args.quick, **options)
-    print(summary)
-    print(f"wrote {Path(args.out) / args.name}.csv and .png in {time.perf_counter() - start:.1f} s")
-    return 0
+def _reproduction_options(args, run):
+    if args.lambda_data is None:
+        return {}
+    if args.name != "damping-alpha-beta":
+        return "--lambda-data applies to damping-alpha-beta only"
+    if not Path(args.lambda_data).is_file():
+        return f"--lambda-data: no such file {args.lambda_data}"
+    return {"lambda_data": args.lambda_data}
 
 
-def _fit(args):
+def _fit_options(args, run):
+    if args.data is None and not args.drop_bad_rows:
+        return {}
+    if "data" not in inspect.signature(run).parameters:
+        return f"--data and --drop-bad-rows do not apply to {args.name}"
+    if args.data is not None and not Path(args.data).is_file():
+        return f"--data: no such file {args.data}"
+    return {"data": args.data, "drop_bad_rows": args.drop_bad_rows}
+
+
+def _registry(command):
+    if command == "reproduce":
+        from diffimpact.reproduce import REPRODUCTIONS
+
+        return REPRODUCTIONS, _reproduction_options
     # The CLI is the application layer: it alone reaches into the ``fitting``
     # package, lazily; the diffimpact library never imports it.
     from fitting.studies import FITS
 
+    return FITS, _fit_options
+
+
+def _run(args):
+    registry, options_for = _registry(args.command)
     if args.list or args.name is None:
-        width = max(map(len, FITS))
-        for name, (_, description) in FITS.items():
+        width = max(map(len, registry))
+        for name, (_, description) in registry.items():
             print(f"{name:<{width}}  {description}")
         return 0
-    if args.name not in FITS:
-        print(f"unknown fit {args.name!r}; choose from: {', '.join(FITS)}", file=sys.stderr)
+    if args.name not in registry:
+        print(f"unknown {args.command} name {args.name!r}; choose from: {', '.join(registry)}", file=sys.stderr)
         return 2
-    run, description = FITS[args.name]
-    options = {}
-    if args.data is not None or args.drop_bad_rows:
-        if "data" not in inspect.signature(run).parameters:
-            print(f"--data and --drop-bad-rows do not apply to {args.name}", file=sys.stderr)
-            return 2
-        if args.data is not None and not Path(args.data).is_file():
-            print(f"--data: no such file {args.data}", file=sys.stderr)
-            return 2
-        options = {"data": args.data, "drop_bad_rows": args.drop_bad_rows}
+    run, description = registry[args.name]
+    options = options_for(args, run)
+    if isinstance(options, str):
+        print(options, file=sys.stderr)
+        return 2
     print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
+    start = time.perf_counter()
     try:
-        print(run(Path(args.out), quick=args.quick, **options))
-    except ValueError as error:  # bad input (DataError included) is reported, not traced back
-        print(f"diffimpact fit {args.name}: {error}", file=sys.stderr)
+        summary = run(Path(args.out), quick=args.quick, **options)
+    except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
+        print(f"diffimpact {args.command} {args.name}: {error}", file=sys.stderr)
         return 2
+    print(summary)
+    print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
     return 0
 
 
@@ -91,7 +89,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import diffimpact  # noqa: F401  (enables float64 before any computation)
 
-    return _reproduce(args) if args.command == "reproduce" else _fit(args)
+    return _run(args)
 
 
 if __name__ == "__main__":
