@@ -247,6 +247,9 @@ class Contact(Force):
     law: eqx.Module
     friction: Optional[FrictionLaw]
     active_law: Optional[NormalForceLaw]
+    # 1.0 while ``simulate`` has the contact closed (between its onset and
+    # separation events), 0.0 while open; −1.0 outside ``simulate``.
+    engaged: jnp.ndarray
 
     def __init__(self, geometry, law, friction=None):
         if not isinstance(geometry, Geometry):
@@ -266,6 +269,7 @@ class Contact(Force):
         if friction is not None and not isinstance(friction, FrictionLaw):
             raise TypeError(f"friction must be a FrictionLaw or None; got {type(friction).__name__}")
         self.geometry, self.law, self.friction = geometry, law, friction
+        self.engaged = jnp.asarray(-1.0)
 
     @property
     def body_indices(self):
@@ -285,10 +289,18 @@ class Contact(Force):
         return jax.jvp(self.geometry.penetration, (q,), (v,))
 
     def normal_force(self, q, v):
-        """f_N (N), the clipped law: ≥ 0, zero out of contact."""
+        """f_N (N).
+
+        Inside ``simulate`` the events decide: between onset and separation the
+        law's ``force`` acts as it is (as in ``diffimpact.central_impact``), so
+        the vector field is smooth within each segment; otherwise zero. Outside
+        ``simulate`` the clipped law: ≥ 0, zero for δ ≤ 0.
+        """
         if self.impulsive:
             return jnp.asarray(0.0)
-        return self.active_law(*self.penetration_rate(q, v))
+        penetration, rate = self.penetration_rate(q, v)
+        by_event = jnp.where(self.engaged > 0.5, self.active_law.force(penetration, rate), 0.0)
+        return jnp.where(self.engaged < 0, self.active_law(penetration, rate), by_event)
 
     def separation_function(self, q, v):
         """Positive in contact, crossing zero downwards at separation.

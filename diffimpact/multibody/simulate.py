@@ -286,18 +286,26 @@ def _apply_event(model, closed, slot, k, q, v, t):
     if contact.impulsive:
         return model, closed, restitution_impulse(model, contact, q, v, t), onset
     resolved = eqx.tree_at(lambda m: m.forces[k], model, resolve_at_onset(model, contact, q, v, t))
-    return _select(onset, resolved, model), closed.at[slot].set(onset), v, onset
+    updated = _engage(_select(onset, resolved, model), k, onset)
+    return updated, closed.at[slot].set(onset), v, onset
+
+
+def _engage(model, k, engaged):
+    """The model with contact k's ``engaged`` flag set (a float, so it rides in the fitted parameters)."""
+    return eqx.tree_at(lambda m: m.forces[k].engaged, model, jnp.asarray(engaged, dtype=float))
 
 
 @eqx.filter_jit
 def _simulate_events(model, state0, save_times, formulation, rtol, atol, max_steps, progress, max_events, event_tol):
     contacts = _contact_indices(model)
-    params, static = eqx.partition(model, eqx.is_inexact_array)
-    t_end = save_times[-1]
     q0 = model.split(state0.q)
     closed0 = jnp.stack(
         [(model.forces[k].penetration(q0) > 0) & (not model.forces[k].impulsive) for k in contacts]
     )
+    for slot, k in enumerate(contacts):
+        model = _engage(model, k, closed0[slot])
+    params, static = eqx.partition(model, eqx.is_inexact_array)
+    t_end = save_times[-1]
     event = dfx.Event(
         _event_functions(model, contacts),
         root_finder=optx.Newton(rtol=event_tol, atol=event_tol),
