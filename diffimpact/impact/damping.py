@@ -140,7 +140,7 @@ def _exact_damping_jvp(primals, tangents):
     partials = jax.jacfwd(_forward_restitution, argnums=(0, 1, 2, 3, 4))(damping, *system)
     d_out = sum(p * d for p, d in zip(partials[1:], d_system))
     implicit = (d_restitution - d_out) / partials[0]
-    elastic_slope = -jnp.exp(improved_log_ratio(system[3], -1.0))
+    elastic_slope = -jnp.exp(improved_log_ratio(*improved_features(system[3], 1.0)))
     elastic = d_restitution * elastic_slope * damping_scale(*system)
     return damping, jnp.where(restitution >= 1.0, elastic, implicit)
 
@@ -170,15 +170,14 @@ def improved_unit_damping(exponent, restitution):
     ``diffimpact reproduce damping-improved``, which also measures its
     worst-case restitution error beside the paper's eq. (49). ĉ → 0 as e → 1.
     """
-    _, s_hat = improved_features(exponent, restitution)
-    return -jnp.log(restitution) * jnp.exp(improved_log_ratio(exponent, s_hat))
+    return -jnp.log(restitution) * jnp.exp(improved_log_ratio(*improved_features(exponent, restitution)))
 
 
-def improved_log_ratio(exponent, s_hat):
-    """ln(ĉ/x) = Σ a_ij T_i(n̂) T_j(ŝ) of the improved closed form."""
+def improved_log_ratio(n_hat, s_hat):
+    """ln(ĉ/x) = Σ a_ij T_i(n̂) T_j(ŝ) of the improved closed form, at ``improved_features``."""
     coefficients = jnp.asarray(IMPROVED_COEFFICIENTS)
-    basis_n = chebyshev_basis(2.0 * exponent - 3.0, coefficients.shape[0] - 1)
-    basis_s = chebyshev_basis(jnp.asarray(s_hat, dtype=float), coefficients.shape[1] - 1)
+    basis_n = chebyshev_basis(n_hat, coefficients.shape[0] - 1)
+    basis_s = chebyshev_basis(s_hat, coefficients.shape[1] - 1)
     return jnp.einsum("...i,ij,...j->...", basis_n, coefficients, basis_s)
 
 
