@@ -55,6 +55,21 @@ def test_optimal_damping_rebound_reproduces_restitution_and_central_impact(optim
     assert duration == pytest.approx(float(central.contact_duration), rel=1e-6)
 
 
+def test_vmap_over_restitution_and_approach_speed():
+    """A batch over a law parameter and an initial condition gives ⁺v = e ⁻v in every run."""
+
+    def rebound(restitution, speed):
+        state = State(jnp.stack([0.0, RADIUS + 0.01, 0.0]), jnp.stack([0.0, -speed, 0.0]))
+        model = ball_on_ground(OptimalDamping(STIFFNESS, EXPONENT, restitution))
+        run = simulate(model, state, jnp.linspace(0.0, 0.02, 41), LagrangeMultipliers())
+        return run.events.v[1, 1], run.events.count
+
+    restitution, speed = jnp.array([0.2, 0.6, 0.9]), jnp.array([3.0, 2.0, 1.0])
+    velocity, count = jax.vmap(rebound)(restitution, speed)
+    np.testing.assert_array_equal(np.asarray(count), 2)
+    np.testing.assert_allclose(np.asarray(velocity), np.asarray(restitution * speed), rtol=1e-7)
+
+
 def test_energy_never_increases_through_a_contact(optimal_bounce):
     energy = np.asarray(optimal_bounce.energy)
     assert np.all(np.diff(energy) <= 1e-9 * energy[0])
