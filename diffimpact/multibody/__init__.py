@@ -1,12 +1,25 @@
-"""Planar multibody dynamics in absolute coordinates (seed 000, section 2).
+"""Planar and spatial multibody dynamics in absolute coordinates (seed 000, section 2).
 
-Build a static ``Model`` from bodies, constraints and forces, give an initial
+Bodies are ``PlanarBody`` (x, y, φ) or ``SpatialBody`` (x, y, z and the Euler
+parameters e0..e3, eq. (2.8)); a model is one or the other. Build a static
+``Model`` from bodies, constraints and forces, give an initial
 ``State`` and integrate with ``simulate`` under one of the ``Formulation``s.
 ``Contact`` forces (``diffimpact.multibody.contact``) add compliant or
 instantaneous impacts, resolved by contact events in ``simulate``.
 """
 
-from diffimpact.multibody.bodies import Body, PlanarBody, point_position
+from diffimpact.multibody.bodies import (
+    Body,
+    PlanarBody,
+    SpatialBody,
+    angular_velocity,
+    euler_parameters,
+    euler_rates,
+    euler_rotation,
+    euler_torque,
+    orientation,
+    point_position,
+)
 from diffimpact.multibody.contact import (
     CircleCircle,
     CirclePlane,
@@ -17,11 +30,22 @@ from diffimpact.multibody.contact import (
     NewtonRestitution,
     OptimalDamping,
     PointPlane,
+    SphereFace,
+    SpherePlane,
+    SphereSphere,
     normal_response,
     resolve_at_onset,
     restitution_impulse,
 )
-from diffimpact.multibody.constraints import Constraint, Driver, Ground, RevolutePlanar
+from diffimpact.multibody.constraints import (
+    Constraint,
+    Driver,
+    EulerParameters,
+    Ground,
+    RevolutePlanar,
+    RevoluteSpatial,
+    Spherical,
+)
 from diffimpact.multibody.forces import AppliedTorque, Force, Gravity, JointDamping, SpringDamper
 from diffimpact.multibody.formulations import (
     AugmentedLagrangian,
@@ -50,4 +74,7 @@ __all__ = [
     "JointDamping", "LagrangeMultipliers", "Model", "PlanarBody", "ProjectedSolver",
     "RevolutePlanar", "SpringDamper", "State", "Trajectory", "check_initial_state",
     "point_position", "project", "project_initial_state", "simulate",
+    "EulerParameters", "RevoluteSpatial", "SpatialBody", "SphereFace", "SpherePlane",
+    "SphereSphere", "Spherical", "angular_velocity", "euler_parameters", "euler_rates",
+    "euler_rotation", "euler_torque", "orientation",
 ]

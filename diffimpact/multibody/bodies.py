@@ -1,19 +1,41 @@
 """Rigid bodies in absolute coordinates (seed 000, section 2.1).
 
-Each body owns a block of the generalised coordinates q. A planar body is
-located by its centre of mass and the angle of its body-fixed frame,
-q_i = (x_i, y_i, φ_i), the planar form of eqs. (2.1)–(2.3); its mass matrix is
-the planar block of eq. (2.14). Spatial bodies with Euler parameters
-(eqs. (2.5)–(2.8)) will be further subclasses of ``Body``.
+Each body owns a block of the generalised coordinates q.
+
+* ``PlanarBody``: the centre of mass and the angle of the body-fixed frame,
+  q_i = (x_i, y_i, φ_i), the planar form of eqs. (2.1)–(2.3); its mass matrix
+  is the planar block of eq. (2.14).
+* ``SpatialBody``: the centre of mass and the Euler parameters,
+  q_i = (x, y, z, e0, e1, e2, e3) (eq. (2.8)), with velocities v_i = q̇_i =
+  (ṙ, ṗ). The angular velocity in the body frame is ω' = 2 G(p) ṗ with
+  G = [−e, −ẽ + e0 I] (Nikravesh 1988, Computer-Aided Analysis of Mechanical
+  Systems, the Euler-parameter identities), so the rotational
+  blocks of eqs. (2.14) and (2.16) become, by the virtual power of ω' = 2Gṗ,
+
+  - mass matrix M_i = diag(m I, 4 Gᵀ J' G) (eq. (2.14));
+  - velocity-dependent (gyroscopic) force 2 Gᵀ(−ω̃' J' ω') (the second row
+    of eq. (2.16) in body axes);
+  - an applied global torque n enters as 2 Gᵀ Aᵀ n (``euler_torque``).
+
+  4 Gᵀ J' G is singular along p; the normalisation pᵀp − 1 = 0 of eq. (2.7)
+  (``constraints.EulerParameters``, added by ``Model`` for every spatial
+  body) closes the saddle-point system of eq. (2.20).
+
+``orientation`` and ``point_position`` work on either kind of block; they
+dispatch on its static length (3: planar, 7: spatial).
 """
 
 import abc
 from typing import ClassVar
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from diffimpact._validation import check_positive
+
+PLANAR_SIZE, SPATIAL_SIZE = 3, 7
 
 
 def rotation(angle):
@@ -22,28 +44,114 @@ def rotation(angle):
     return jnp.array([[c, -s], [s, c]])
 
 
-def point_position(coordinates, point):
-    """Global position r_i + A(φ_i) s'_i of a body-fixed point (seed 000, eqs. (2.2)–(2.3)).
+def skew(vector):
+    """The skew-symmetric matrix ṽ of eq. (2.17): ṽ a = v × a."""
+    x, y, z = vector[0], vector[1], vector[2]
+    zero = jnp.zeros_like(x)
+    return jnp.array([[zero, -z, y], [z, zero, -x], [-y, x, zero]])
 
-    ``coordinates`` are a planar body's (x, y, φ); ``point`` is s'_i in the
-    body frame (m), measured from the centre of mass.
+
+def euler_g(p):
+    """G(p) = [−e, −ẽ + e0 I] (3×4): ω' = 2 G ṗ in the body frame (Nikravesh 1988)."""
+    p = jnp.asarray(p)
+    e0, e = p[0], p[1:]
+    return jnp.concatenate([-e[:, None], -skew(e) + e0 * jnp.eye(3)], axis=1)
+
+
+def euler_e(p):
+    """E(p) = [−e, ẽ + e0 I] (3×4): ω = 2 E ṗ in the global frame, A = E Gᵀ."""
+    p = jnp.asarray(p)
+    e0, e = p[0], p[1:]
+    return jnp.concatenate([-e[:, None], skew(e) + e0 * jnp.eye(3)], axis=1)
+
+
+def euler_rotation(p):
+    """Rotation matrix A(p) of the Euler parameters p = (e0, e1, e2, e3), eqs. (2.5)–(2.7).
+
+    A = E Gᵀ / (pᵀp) = (2e0² − 1) I + 2(e eᵀ + e0 ẽ) for a unit p. Dividing by
+    pᵀp keeps A a rotation when integration lets |p| drift from 1, so body
+    shapes never distort; the derivative of A along p is then zero.
     """
-    return coordinates[:2] + rotation(coordinates[2]) @ jnp.asarray(point, dtype=float)
+    p = jnp.asarray(p)
+    return euler_e(p) @ euler_g(p).T / (p @ p)
+
+
+def euler_parameters(axis, angle):
+    """Unit Euler parameters of a rotation by ``angle`` (rad) about ``axis`` (eqs. (2.5)–(2.6))."""
+    axis = jnp.asarray(axis, dtype=float)
+    axis = axis / jnp.linalg.norm(axis)
+    half = 0.5 * jnp.asarray(angle, dtype=float)
+    return jnp.concatenate([jnp.cos(half)[None], jnp.sin(half) * axis])
+
+
+def euler_rates(p, angular_velocity):
+    """ṗ = ½ Eᵀ ω for a global angular velocity ω (rad/s), unit p; satisfies pᵀṗ = 0."""
+    return 0.5 * euler_e(p).T @ jnp.asarray(angular_velocity, dtype=float)
+
+
+def euler_torque(p, torque):
+    """Generalised force 2 Gᵀ Aᵀ n = 2 Eᵀ n on the Euler parameters of a global torque n (N m)."""
+    return 2.0 * euler_e(p).T @ jnp.asarray(torque, dtype=float)
+
+
+def _is_spatial(coordinates):
+    size = coordinates.shape[0]
+    if size not in (PLANAR_SIZE, SPATIAL_SIZE):
+        raise ValueError(
+            f"a body's coordinate block has 3 (planar) or 7 (spatial) entries; got {size}"
+        )
+    return size == SPATIAL_SIZE
+
+
+def orientation(coordinates):
+    """Rotation matrix of a body's block: A(φ) (2×2) for planar, A(p) (3×3) for spatial."""
+    coordinates = jnp.asarray(coordinates)
+    if _is_spatial(coordinates):
+        return euler_rotation(coordinates[3:])
+    return rotation(coordinates[2])
+
+
+def position(coordinates):
+    """Centre of mass r_i of a planar (2) or spatial (3) body block."""
+    coordinates = jnp.asarray(coordinates)
+    return coordinates[:3] if _is_spatial(coordinates) else coordinates[:2]
+
+
+def point_position(coordinates, point):
+    """Global position r_i + A_i s'_i of a body-fixed point (seed 000, eqs. (2.2)–(2.3)).
+
+    ``coordinates`` are a planar body's (x, y, φ) or a spatial body's
+    (x, y, z, e0, e1, e2, e3); ``point`` is s'_i in the body frame (m),
+    measured from the centre of mass, with 2 or 3 components accordingly.
+    """
+    return position(coordinates) + orientation(coordinates) @ jnp.asarray(point, dtype=float)
+
+
+def angular_velocity(coordinates, velocities, body_frame=False):
+    """Angular velocity of a spatial body (rad/s): ω = 2 E ṗ (global) or ω' = 2 G ṗ (body frame)."""
+    p, rate = coordinates[3:], velocities[3:]
+    return 2.0 * (euler_g(p) if body_frame else euler_e(p)) @ rate
 
 
 class Body(eqx.Module):
     """Abstract rigid body: its block of coordinates and its inertia.
 
-    Subclasses set ``size`` (number of coordinates) and implement the mass
-    matrix block, the kinetic energy and the momenta of one body from its own
-    coordinates ``q`` and velocities ``v``.
+    Subclasses set ``size`` (number of coordinates) and ``dimension`` (2 or 3)
+    and implement the mass matrix block, the kinetic energy and the momenta of
+    one body from its own coordinates ``q`` and velocities ``v``.
     """
 
     size: ClassVar[int]
+    dimension: ClassVar[int]
 
     @abc.abstractmethod
     def mass_matrix(self, q):
         """Block M_i of eq. (2.13)."""
+
+    def gyroscopic_force(self, q, v):
+        """Velocity-dependent inertial force of eq. (2.16) as a generalised force (zero by default)."""
+        del v
+        return jnp.zeros_like(q)
 
     @abc.abstractmethod
     def centre_of_mass(self, q):
@@ -76,7 +184,8 @@ class PlanarBody(Body):
     mass: jnp.ndarray
     inertia: jnp.ndarray
     name: str = eqx.field(static=True)
-    size: ClassVar[int] = 3
+    size: ClassVar[int] = PLANAR_SIZE
+    dimension: ClassVar[int] = 2
 
     def __init__(self, mass, inertia, name="body"):
         self.name = name
@@ -98,3 +207,110 @@ class PlanarBody(Body):
     def angular_momentum(self, q, v):
         """J ω + m (x ẏ − y ẋ), a scalar in the plane."""
         return self.inertia * v[2] + self.mass * (q[0] * v[1] - q[1] * v[0])
+
+
+# Relative tolerance of the symmetry and triangle-inequality checks of an inertia tensor.
+_INERTIA_RTOL = 1e-10
+
+
+def _check_inertia(name, inertia):
+    """J' as a 3×3 array after checking it is symmetric positive definite and physical.
+
+    A 3-vector is taken as the principal moments. The principal moments of a
+    rigid body satisfy the triangle inequality J_a + J_b ≥ J_c (mass cannot
+    lie at negative squared distance from an axis); it is checked with a
+    relative tolerance so that flat bodies (J_a + J_b = J_c) pass.
+    """
+    if isinstance(inertia, jax.core.Tracer):
+        matrix = jnp.diag(inertia) if inertia.ndim == 1 else inertia
+        moments = jnp.linalg.eigvalsh(0.5 * (matrix + matrix.T))
+        scale = jnp.max(jnp.abs(matrix))
+        bad = (
+            jnp.any(jnp.abs(matrix - matrix.T) > _INERTIA_RTOL * scale)
+            | (moments[0] <= 0)
+            | (moments[0] + moments[1] < moments[2] * (1 - _INERTIA_RTOL))
+            | jnp.any(~jnp.isfinite(matrix))
+        )
+        return eqx.error_if(
+            matrix, bad, f"{name} must be a symmetric positive definite 3×3 inertia tensor "
+            "whose principal moments satisfy the triangle inequality"
+        )
+    array = np.asarray(inertia, dtype=float)
+    if array.shape == (3,):
+        array = np.diag(array)
+    if array.shape != (3, 3):
+        raise ValueError(f"{name} must be a 3×3 inertia tensor or 3 principal moments; got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite; got {array.tolist()}")
+    scale = np.max(np.abs(array))
+    if np.max(np.abs(array - array.T)) > _INERTIA_RTOL * scale:
+        raise ValueError(f"{name} must be symmetric; got {array.tolist()}")
+    moments = np.linalg.eigvalsh(array)
+    if moments[0] <= 0:
+        raise ValueError(f"{name} must be positive definite; got principal moments {moments.tolist()}")
+    if moments[0] + moments[1] < moments[2] * (1 - _INERTIA_RTOL):
+        raise ValueError(
+            f"{name} principal moments {moments.tolist()} violate the triangle inequality "
+            "J_a + J_b ≥ J_c of a rigid body"
+        )
+    return jnp.asarray(array)
+
+
+class SpatialBody(Body):
+    """Rigid body in space, q_i = (x, y, z, e0, e1, e2, e3): centre of mass and Euler parameters.
+
+    See the module docstring for the mass matrix and gyroscopic force in
+    Euler parameters. ``Model`` adds the normalisation constraint pᵀp = 1
+    (eq. (2.7)) for every spatial body.
+
+    Parameters
+    ----------
+    mass : m_i (kg), > 0.
+    inertia : J'_i, inertia tensor about the centre of mass in the body frame
+        (kg m²): a symmetric positive definite 3×3 matrix, or the 3 principal
+        moments; the principal moments must satisfy the triangle inequality.
+    name : used in error messages.
+    """
+
+    mass: jnp.ndarray
+    inertia: jnp.ndarray
+    name: str = eqx.field(static=True)
+    size: ClassVar[int] = SPATIAL_SIZE
+    dimension: ClassVar[int] = 3
+
+    def __init__(self, mass, inertia, name="body"):
+        self.name = name
+        self.mass = check_positive(f"{name}.mass", mass)
+        self.inertia = _check_inertia(f"{name}.inertia", inertia)
+
+    def mass_matrix(self, q):
+        """diag(m I, 4 Gᵀ J' G): eq. (2.14) for the velocities (ṙ, ṗ)."""
+        g = euler_g(q[3:])
+        return jax.scipy.linalg.block_diag(self.mass * jnp.eye(3), 4.0 * g.T @ self.inertia @ g)
+
+    def gyroscopic_force(self, q, v):
+        """(0, 2 Gᵀ(−ω̃' J' ω')): the term −ω̃ J ω of eq. (2.16) on the Euler parameters.
+
+        It differs from the Lagrangian −8 Ġᵀ J' G ṗ only along p, which the
+        multiplier of pᵀp = 1 absorbs.
+        """
+        g = euler_g(q[3:])
+        omega = 2.0 * g @ v[3:]
+        return jnp.concatenate([jnp.zeros(3), -2.0 * g.T @ jnp.cross(omega, self.inertia @ omega)])
+
+    def centre_of_mass(self, q):
+        return q[:3]
+
+    def kinetic_energy(self, q, v):
+        """½ m |ṙ|² + ½ ω'ᵀ J' ω' (J), equal to ½ vᵀ M_i v."""
+        omega = angular_velocity(q, v, body_frame=True)
+        return 0.5 * self.mass * v[:3] @ v[:3] + 0.5 * omega @ self.inertia @ omega
+
+    def linear_momentum(self, q, v):
+        del q
+        return self.mass * v[:3]
+
+    def angular_momentum(self, q, v):
+        """A J' ω' + m r × ṙ about the global origin, a 3-vector."""
+        omega = angular_velocity(q, v, body_frame=True)
+        return euler_rotation(q[3:]) @ self.inertia @ omega + self.mass * jnp.cross(q[:3], v[:3])

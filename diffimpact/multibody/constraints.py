@@ -2,7 +2,13 @@
 
 Every constraint is a small ``Constraint`` Module called as ``Φ(q, t)``:
 ``q`` is the tuple of the bodies' coordinate blocks (``q[i]`` is body i's
-(x, y, φ)) and the result is a residual vector of static length ``size``.
+(x, y, φ), or (x, y, z, e0, e1, e2, e3) for a spatial body) and the result is
+a residual vector of static length ``size``.
+
+Planar joints: ``RevolutePlanar``. Spatial joints: ``Spherical``,
+``RevoluteSpatial`` and the Euler-parameter normalisation ``EulerParameters``
+(eq. (2.7)), which ``Model`` adds for every ``SpatialBody``. ``Ground`` and
+``Driver`` work for either kind of body.
 Constraints only state the position equations; the Jacobian D = ∂Φ/∂q, the
 velocity equations and the right-hand side γ of eq. (2.11) follow from JAX
 autodiff in ``diffimpact.multibody.model``. A body index of ``None`` stands for
@@ -15,7 +21,9 @@ from typing import Callable, ClassVar, Optional
 import equinox as eqx
 import jax.numpy as jnp
 
-from diffimpact.multibody.bodies import point_position
+from diffimpact._validation import check_positive
+
+from diffimpact.multibody.bodies import PLANAR_SIZE, SPATIAL_SIZE, euler_g, orientation, point_position
 
 
 class Constraint(eqx.Module):
@@ -34,26 +42,106 @@ class Constraint(eqx.Module):
 
 
 class Ground(Constraint):
-    """Fix a planar body at the pose ``(x, y, φ)``: Φ = q_i − pose (3 equations)."""
+    """Fix a body at a pose (3 equations planar, 6 spatial).
+
+    Planar: ``pose = (x, y, φ)``, Φ = q_i − pose. Spatial: ``pose = (x, y, z,
+    e0, e1, e2, e3)`` (the Euler parameters are normalised here), Φ = (r_i −
+    r₀, G(p₀) p_i): the position and the vector part of the relative Euler
+    parameters p₀⁻¹ p_i, zero when the orientations agree; with pᵀp = 1
+    (``EulerParameters``) this fixes all 7 coordinates.
+    """
 
     body: int = eqx.field(static=True)
     pose: jnp.ndarray
-    size: ClassVar[int] = 3
 
     def __init__(self, body, pose=(0.0, 0.0, 0.0)):
         self.body = body
-        self.pose = jnp.asarray(pose, dtype=float)
+        pose = jnp.asarray(pose, dtype=float)
+        if pose.shape not in ((PLANAR_SIZE,), (SPATIAL_SIZE,)):
+            raise ValueError(
+                f"pose must be (x, y, φ) or (x, y, z, e0, e1, e2, e3); got shape {pose.shape}"
+            )
+        if pose.shape == (SPATIAL_SIZE,):
+            pose = pose.at[3:].divide(jnp.linalg.norm(pose[3:]))
+        self.pose = pose
+
+    @property
+    def size(self):
+        return 3 if self.pose.shape[0] == PLANAR_SIZE else 6
 
     def __call__(self, q, t):
         del t
-        return q[self.body] - self.pose
+        coordinates = q[self.body]
+        if coordinates.shape != self.pose.shape:
+            raise ValueError(
+                f"Ground pose has {self.pose.shape[0]} coordinates but body {self.body} has "
+                f"{coordinates.shape[0]}"
+            )
+        if self.pose.shape[0] == PLANAR_SIZE:
+            return coordinates - self.pose
+        return jnp.concatenate([coordinates[:3] - self.pose[:3], euler_g(self.pose[3:]) @ coordinates[3:]])
 
     @property
     def body_indices(self):
         return (self.body,)
 
 
-class RevolutePlanar(Constraint):
+class EulerParameters(Constraint):
+    """Normalisation of a spatial body's Euler parameters, Φ = pᵀp − 1 (eq. (2.7); 1 equation).
+
+    ``Model`` adds one for every ``SpatialBody`` that has none: it makes the
+    saddle-point system of eq. (2.20) regular, since the rotational mass
+    block 4 Gᵀ J' G is singular along p.
+    """
+
+    body: int = eqx.field(static=True)
+    size: ClassVar[int] = 1
+
+    def __call__(self, q, t):
+        del t
+        p = q[self.body][3:]
+        return jnp.atleast_1d(p @ p - 1.0)
+
+    @property
+    def body_indices(self):
+        return (self.body,)
+
+
+def _point(q, body, point):
+    """Global position of a body-fixed point, or ``point`` itself for the ground (``None``)."""
+    return point if body is None else point_position(q[body], point)
+
+
+def _direction(q, body, vector):
+    """Global direction of a body-fixed vector, or ``vector`` itself for the ground."""
+    return vector if body is None else orientation(q[body]) @ vector
+
+
+class _CoincidentPoints(Constraint):
+    """Points P_i and P_j coincide: Φ = r_i + A_i s'_i − r_j − A_j s'_j (eqs. (2.2)–(2.3))."""
+
+    body_i: eqx.AbstractVar[int]
+    point_i: eqx.AbstractVar[jnp.ndarray]
+    body_j: eqx.AbstractVar[Optional[int]]
+    point_j: eqx.AbstractVar[jnp.ndarray]
+
+    def __call__(self, q, t):
+        del t
+        return _point(q, self.body_i, self.point_i) - _point(q, self.body_j, self.point_j)
+
+    @property
+    def body_indices(self):
+        return (self.body_i, self.body_j)
+
+
+def _vector(name, value, dimension):
+    value = jnp.asarray(value, dtype=float)
+    if value.shape != (dimension,):
+        raise ValueError(f"{name} must have {dimension} components; got shape {value.shape}")
+    return value
+
+
+class RevolutePlanar(_CoincidentPoints):
     """Planar revolute (pin) joint: points P_i and P_j coincide (2 equations).
 
     Φ = r_i + A_i s'_i − r_j − A_j s'_j (seed 000, eqs. (2.2)–(2.3)). The points
@@ -69,19 +157,84 @@ class RevolutePlanar(Constraint):
 
     def __init__(self, body_i, point_i, body_j, point_j):
         self.body_i = body_i
-        self.point_i = jnp.asarray(point_i, dtype=float)
+        self.point_i = _vector("point_i", point_i, 2)
         self.body_j = body_j
-        self.point_j = jnp.asarray(point_j, dtype=float)
+        self.point_j = _vector("point_j", point_j, 2)
+
+
+class Spherical(_CoincidentPoints):
+    """Spherical (ball) joint between spatial bodies: points P_i and P_j coincide (3 equations).
+
+    Eqs. (2.2)–(2.3) in 3-D. Points in body-fixed coordinates; with
+    ``body_j=None`` the joint is to the ground and ``point_j`` is global.
+    """
+
+    body_i: int = eqx.field(static=True)
+    point_i: jnp.ndarray
+    body_j: Optional[int] = eqx.field(static=True)
+    point_j: jnp.ndarray
+    size: ClassVar[int] = 3
+
+    def __init__(self, body_i, point_i, body_j, point_j):
+        self.body_i = body_i
+        self.point_i = _vector("point_i", point_i, 3)
+        self.body_j = body_j
+        self.point_j = _vector("point_j", point_j, 3)
+
+
+def _perpendiculars(axis):
+    """Two unit vectors that complete the unit ``axis`` to a right-handed orthonormal triad."""
+    helper = jnp.where(jnp.abs(axis[0]) < 0.9, jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))
+    first = jnp.cross(axis, helper)
+    first = first / jnp.linalg.norm(first)
+    return first, jnp.cross(axis, first)
+
+
+class RevoluteSpatial(Constraint):
+    """Spatial revolute (hinge) joint: a spherical joint plus a common axis (5 equations).
+
+    Φ = (P_i − P_j, (A_i u'_i) · (A_j a'_j), (A_i w'_i) · (A_j a'_j)) with u'_i,
+    w'_i two body-fixed unit vectors perpendicular to body i's axis a'_i
+    (Nikravesh 1988, the n1-type perpendicularity equations): the axes stay
+    parallel, so body j can only turn about it relative to body i. The axes
+    are unit-normalised here. ``body_j=None`` joins body i to the ground;
+    ``point_j`` and ``axis_j`` are then global.
+    """
+
+    body_i: int = eqx.field(static=True)
+    point_i: jnp.ndarray
+    axis_i: jnp.ndarray
+    body_j: Optional[int] = eqx.field(static=True)
+    point_j: jnp.ndarray
+    axis_j: jnp.ndarray
+    size: ClassVar[int] = 5
+
+    def __init__(self, body_i, point_i, axis_i, body_j, point_j, axis_j):
+        self.body_i, self.body_j = body_i, body_j
+        self.point_i = _vector("point_i", point_i, 3)
+        self.point_j = _vector("point_j", point_j, 3)
+        self.axis_i = _unit("axis_i", axis_i)
+        self.axis_j = _unit("axis_j", axis_j)
 
     def __call__(self, q, t):
         del t
-        p_i = point_position(q[self.body_i], self.point_i)
-        p_j = self.point_j if self.body_j is None else point_position(q[self.body_j], self.point_j)
-        return p_i - p_j
+        coincident = _point(q, self.body_i, self.point_i) - _point(q, self.body_j, self.point_j)
+        first, second = _perpendiculars(self.axis_i)
+        axis_j = _direction(q, self.body_j, self.axis_j)
+        return jnp.concatenate([
+            coincident,
+            jnp.stack([_direction(q, self.body_i, first) @ axis_j, _direction(q, self.body_i, second) @ axis_j]),
+        ])
 
     @property
     def body_indices(self):
         return (self.body_i, self.body_j)
+
+
+def _unit(name, vector):
+    vector = _vector(name, vector, 3)
+    norm = check_positive(f"norm of {name}", jnp.linalg.norm(vector))
+    return vector / norm
 
 
 class Driver(Constraint):

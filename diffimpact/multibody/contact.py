@@ -1,4 +1,4 @@
-"""Planar compliant contact between bodies, usable as a force of a ``Model``.
+"""Compliant contact between planar or spatial bodies, usable as a force of a ``Model``.
 
 A ``Contact`` pairs a gap geometry with a normal force law and an optional
 friction law. The geometry gives the penetration δ(q) (> 0 in contact), the
@@ -21,6 +21,13 @@ impact (eq. (50): optimal damping; eq. (9) with the factor of eq. (16)):
 ``simulate`` resolves it at every contact onset (``Contact.at_onset``).
 ``NewtonRestitution`` is the instantaneous (rigid) impact: no force, and
 ``simulate`` applies the impulse of ``restitution_impulse`` at each onset.
+Geometries work in 2-D (planar bodies, circles and lines) and 3-D (spatial
+bodies, spheres and planes): ``CirclePlane``/``SpherePlane``,
+``PointPlane``, ``CircleCircle``/``SphereSphere`` are one implementation
+each, and ``SphereFace`` bounds the plane to a rectangle (seed 000 §3.2,
+Fig. 5). In 3-D the friction force is a 3-vector along the relative
+tangential velocity and its torques come from Jᵀ F, with the lever arms of
+the body orientation matrices.
 Body index ``None`` stands for the ground.
 """
 
@@ -37,7 +44,7 @@ from diffimpact.contact.damping_factors import flores
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import METHODS, optimal_damping
-from diffimpact.multibody.bodies import point_position, rotation
+from diffimpact.multibody.bodies import orientation, point_position, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
 
@@ -49,9 +56,21 @@ def _position(q, body, point):
     return point if body is None else point_position(q[body], point)
 
 
-def _local(q, body, position):
-    """Body-frame coordinates s' of a global ``position`` (inverse of ``_position``)."""
-    return position if body is None else rotation(q[body][2]).T @ (position - q[body][:2])
+def _direction(q, body, vector):
+    """Global direction of a body-fixed vector (or ``vector`` itself for the ground)."""
+    return vector if body is None else orientation(q[body]) @ vector
+
+
+def _unit(name, vector):
+    vector = jnp.asarray(vector, dtype=float)
+    return vector / check_range(f"norm of {name}", jnp.linalg.norm(vector), 0.0, low_open=True)
+
+
+def _local(q, body, global_position):
+    """Body-frame coordinates s' of a global position (inverse of ``_position``)."""
+    if body is None:
+        return global_position
+    return orientation(q[body]).T @ (global_position - position(q[body]))
 
 
 class Geometry(eqx.Module):
@@ -79,14 +98,17 @@ class Geometry(eqx.Module):
 
 
 class CirclePlane(Geometry):
-    """Circle of radius R on body j against a line (a plane in 2-D) on body i.
+    """Circle (2-D) or sphere (3-D) of radius R on body j against a line or plane on body i.
 
-    The line passes through the body-fixed point ``plane_point`` with the
-    body-fixed outward normal ``plane_normal`` (normalised here); the circle's
-    centre C is the body-fixed point ``centre``. δ = R − (C − P₀) · n, the
-    planar sphere–plane gap; P = C − (R − δ/2) n, the middle of the overlap.
-    The line is unbounded: the scene must keep contacts within the real
-    surface. ``body_i=None`` makes it a ground line given in global coordinates.
+    The plane passes through the body-fixed point ``plane_point`` with the
+    body-fixed outward normal ``plane_normal`` (normalised here); the centre C
+    is the body-fixed point ``centre`` (default: the centre of mass). δ = R −
+    (C − P₀) · n, the sphere–plane gap of seed 000, eq. (3.2); P = C − (R −
+    δ/2) n, the middle of the overlap. Vectors have 2 components for planar
+    bodies and 3 for spatial ones. The plane is unbounded: the scene must
+    keep contacts within the real surface (or use ``SphereFace``).
+    ``body_i=None`` makes it a ground plane given in global coordinates.
+    ``SpherePlane`` is the same class.
     """
 
     body_i: Optional[int] = eqx.field(static=True)
@@ -96,17 +118,17 @@ class CirclePlane(Geometry):
     centre: jnp.ndarray
     radius: jnp.ndarray
 
-    def __init__(self, body_i, plane_point, plane_normal, body_j, centre=(0.0, 0.0), radius=0.0):
+    def __init__(self, body_i, plane_point, plane_normal, body_j, centre=None, radius=0.0):
         self.body_i = body_i
         self.plane_point = jnp.asarray(plane_point, dtype=float)
-        normal = jnp.asarray(plane_normal, dtype=float)
-        self.plane_normal = normal / check_range("norm of plane_normal", jnp.linalg.norm(normal), 0.0, low_open=True)
+        self.plane_normal = _unit("plane_normal", plane_normal)
         self.body_j = body_j
-        self.centre = jnp.asarray(centre, dtype=float)
+        self.centre = jnp.zeros_like(self.plane_normal) if centre is None else jnp.asarray(centre, dtype=float)
         self.radius = check_range("radius", radius, 0.0)
+        _same_dimension(plane_point=self.plane_point, plane_normal=self.plane_normal, centre=self.centre)
 
     def normal(self, q):
-        return self.plane_normal if self.body_i is None else rotation(q[self.body_i][2]) @ self.plane_normal
+        return _direction(q, self.body_i, self.plane_normal)
 
     def penetration(self, q):
         offset = _position(q, self.body_j, self.centre) - _position(q, self.body_i, self.plane_point)
@@ -116,16 +138,26 @@ class CirclePlane(Geometry):
         return _position(q, self.body_j, self.centre) - (self.radius - self.penetration(q) / 2) * self.normal(q)
 
 
-def PointPlane(body_i, plane_point, plane_normal, body_j, point=(0.0, 0.0)):
-    """A body-fixed point of body j against a line on body i: ``CirclePlane`` with R = 0."""
+SpherePlane = CirclePlane
+
+
+def _same_dimension(**vectors):
+    shapes = {name: jnp.shape(value) for name, value in vectors.items()}
+    if len(set(shapes.values())) > 1 or list(shapes.values())[0] not in ((2,), (3,)):
+        raise ValueError(f"geometry vectors must all have 2 (planar) or 3 (spatial) components; got {shapes}")
+
+
+def PointPlane(body_i, plane_point, plane_normal, body_j, point=None):
+    """A body-fixed point of body j against a line or plane on body i: ``CirclePlane`` with R = 0."""
     return CirclePlane(body_i, plane_point, plane_normal, body_j, point, 0.0)
 
 
 class CircleCircle(Geometry):
-    """Circles of radii R_i, R_j centred at body-fixed points of bodies i and j.
+    """Circles (2-D) or spheres (3-D) of radii R_i, R_j centred at body-fixed points of bodies i and j.
 
-    δ = R_i + R_j − |C_j − C_i|, n = (C_j − C_i)/|C_j − C_i| (the planar
-    sphere–sphere gap); P = C_i + (R_i − δ/2) n. The centres must not coincide.
+    δ = R_i + R_j − |C_j − C_i| (seed 000, eq. (3.1)), n = (C_j − C_i)/|C_j − C_i|;
+    P = C_i + (R_i − δ/2) n. The centres must not coincide. ``SphereSphere`` is
+    the same class.
     """
 
     body_i: Optional[int] = eqx.field(static=True)
@@ -141,6 +173,7 @@ class CircleCircle(Geometry):
         self.centre_j = jnp.asarray(centre_j, dtype=float)
         self.radius_i = check_range("radius_i", radius_i, 0.0)
         self.radius_j = check_range("radius_j", radius_j, 0.0)
+        _same_dimension(centre_i=self.centre_i, centre_j=self.centre_j)
 
     def _axis(self, q):
         return _position(q, self.body_j, self.centre_j) - _position(q, self.body_i, self.centre_i)
@@ -155,6 +188,87 @@ class CircleCircle(Geometry):
     def point(self, q):
         centre = _position(q, self.body_i, self.centre_i)
         return centre + (self.radius_i - self.penetration(q) / 2) * self.normal(q)
+
+
+SphereSphere = CircleCircle
+
+
+class SphereFace(Geometry):
+    """Sphere of radius R on body j against a bounded rectangular face on body i (3-D).
+
+    Seed 000 §3.2, Fig. 5: the sphere–plane gap of ``SpherePlane``, δ_p = R −
+    (C − F) · n, counts only while the projection of the centre C on the face
+    plane lies inside the rectangle |ξ| ≤ a, |η| ≤ b, with ξ, η the in-plane
+    coordinates of C − F along the edge axis u and w = n × u. So that δ stays
+    continuous (the contact events of ``simulate`` locate its zero crossings),
+
+        δ = min(δ_p, a − |ξ|, b − |η|):
+
+    δ = δ_p inside the face away from its rim, negative whenever the
+    projection is outside (no contact), and within a rim strip of width δ_p
+    (the indentation, micrometres) the force fades out continuously instead
+    of stepping to zero. The face is one-sided and has no edges or corners
+    of its own: a sphere that reaches the rim from the side is not in
+    contact with this face. The contact point is C − (R − δ_p/2) n.
+
+    Parameters
+    ----------
+    body_i : body carrying the face (``None``: the ground; vectors global).
+    face_centre : F, centre of the rectangle, body-fixed (m).
+    face_normal : n, outward normal, body-fixed (normalised here).
+    face_axis : u, in-plane direction of the edges of half-length a,
+        body-fixed; its component along n is removed and it is normalised.
+    half_lengths : (a, b) along u and w = n × u (m), > 0.
+    body_j : body carrying the sphere.
+    centre : C, the sphere's centre, body-fixed (default: centre of mass).
+    radius : R (m), ≥ 0.
+    """
+
+    body_i: Optional[int] = eqx.field(static=True)
+    face_centre: jnp.ndarray
+    face_normal: jnp.ndarray
+    face_axis: jnp.ndarray
+    half_lengths: jnp.ndarray
+    body_j: Optional[int] = eqx.field(static=True)
+    centre: jnp.ndarray
+    radius: jnp.ndarray
+
+    def __init__(self, body_i, face_centre, face_normal, face_axis, half_lengths, body_j, centre=None, radius=0.0):
+        self.body_i, self.body_j = body_i, body_j
+        self.face_centre = jnp.asarray(face_centre, dtype=float)
+        self.face_normal = _unit("face_normal", face_normal)
+        axis = jnp.asarray(face_axis, dtype=float)
+        self.face_axis = _unit("face_axis (in the face plane)", axis - (axis @ self.face_normal) * self.face_normal)
+        self.half_lengths = check_range("half_lengths", half_lengths, 0.0, low_open=True)
+        if self.half_lengths.shape != (2,):
+            raise ValueError(f"half_lengths must be (a, b); got shape {self.half_lengths.shape}")
+        self.centre = jnp.zeros(3) if centre is None else jnp.asarray(centre, dtype=float)
+        self.radius = check_range("radius", radius, 0.0)
+        _same_dimension(
+            face_centre=self.face_centre, face_normal=self.face_normal, face_axis=self.face_axis, centre=self.centre
+        )
+        if self.centre.shape != (3,):
+            raise ValueError("SphereFace is spatial: its vectors must have 3 components")
+
+    def normal(self, q):
+        return _direction(q, self.body_i, self.face_normal)
+
+    def _offset(self, q):
+        return _position(q, self.body_j, self.centre) - _position(q, self.body_i, self.face_centre)
+
+    def plane_penetration(self, q):
+        """δ_p = R − (C − F) · n, the gap to the unbounded face plane (m)."""
+        return self.radius - self._offset(q) @ self.normal(q)
+
+    def penetration(self, q):
+        offset = self._offset(q)
+        u = _direction(q, self.body_i, self.face_axis)
+        w = jnp.cross(self.normal(q), u)
+        margin = self.half_lengths - jnp.abs(jnp.stack([offset @ u, offset @ w]))
+        return jnp.minimum(self.plane_penetration(q), jnp.min(margin))
+
+    def point(self, q):
+        return _position(q, self.body_j, self.centre) - (self.radius - self.plane_penetration(q) / 2) * self.normal(q)
 
 
 # --- impact-dependent laws ---------------------------------------------------------
@@ -231,7 +345,8 @@ class Contact(Force):
 
     Parameters
     ----------
-    geometry : a ``Geometry`` (``CirclePlane``, ``PointPlane``, ``CircleCircle``).
+    geometry : a ``Geometry`` (``CirclePlane``/``SpherePlane``, ``PointPlane``,
+        ``CircleCircle``/``SphereSphere``, ``SphereFace``).
     law : ``NormalForceLaw``, ``ImpactLaw`` or ``NewtonRestitution``.
     friction : optional ``FrictionLaw`` (not with ``NewtonRestitution``).
 

@@ -69,7 +69,7 @@ class Gravity(Force):
 
 
 class SpringDamper(Force):
-    """Linear spring and dashpot between two body-fixed points (planar).
+    """Linear spring and dashpot between two body-fixed points (planar or spatial).
 
     Force along the line of length ℓ: f = −k (ℓ − ℓ₀) − c ℓ̇, with potential
     ½ k (ℓ − ℓ₀)². ``body_j=None`` anchors the spring at the global point
@@ -115,7 +115,12 @@ class SpringDamper(Force):
 
 
 def _angle(q, body):
-    return 0.0 if body is None else q[body][2]
+    """The angle φ of a planar body (0 for the ground)."""
+    if body is None:
+        return 0.0
+    if q[body].shape[0] != 3:
+        raise ValueError(f"body {body} is not planar: JointDamping and AppliedTorque act on planar bodies")
+    return q[body][2]
 
 
 class JointDamping(Force):

@@ -2,7 +2,10 @@
 
 ``Model`` holds the bodies, constraints and forces; ``State`` holds the
 generalised coordinates q, velocities v = q̇ and the time t. The flat vectors q
-and v stack the bodies' blocks in order (seed 000, eq. (2.8) per body). The
+and v stack the bodies' blocks in order (seed 000, eq. (2.8) per body). A model
+is planar (``PlanarBody``) or spatial (``SpatialBody``), not both; for every
+spatial body the model appends the Euler-parameter normalisation
+``EulerParameters`` (eq. (2.7)) to the user's constraints. The
 constraint Jacobian D, the velocity equations Φ̇ = D v + Φ_t and the right-hand
 side γ of the acceleration equations D v̇ = γ (eqs. (2.10)–(2.11)) are
 obtained from Φ(q, t) by forward-mode autodiff, never by hand.
@@ -13,9 +16,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody.bodies import Body
-from diffimpact.multibody.constraints import Constraint
-from diffimpact.multibody.forces import Force
+from diffimpact.multibody.bodies import Body, SpatialBody
+from diffimpact.multibody.constraints import Constraint, EulerParameters
+from diffimpact.multibody.forces import Force, Gravity
 
 
 class State(eqx.Module):
@@ -38,7 +41,12 @@ class Model(eqx.Module):
     ----------
     bodies : sequence of ``Body``.
     constraints : sequence of ``Constraint``; body indices refer to ``bodies``.
+        An ``EulerParameters`` constraint is appended for every ``SpatialBody``
+        that the sequence does not already normalise, so ``constraints``
+        holds the user's constraints followed by those.
     forces : sequence of ``Force``.
+
+    All bodies must be planar or all spatial (``ValueError`` otherwise).
     """
 
     bodies: tuple
@@ -47,16 +55,34 @@ class Model(eqx.Module):
 
     def __init__(self, bodies, constraints=(), forces=()):
         self.bodies = tuple(bodies)
-        self.constraints = tuple(constraints)
+        constraints = tuple(constraints)
         self.forces = tuple(forces)
         for kind, items, base in (
             ("bodies", self.bodies, Body),
-            ("constraints", self.constraints, Constraint),
             ("forces", self.forces, Force),
         ):
             for k, item in enumerate(items):
                 if not isinstance(item, base):
                     raise TypeError(f"{kind}[{k}] must be a {base.__name__}, got {type(item).__name__}")
+        for k, item in enumerate(constraints):
+            if not isinstance(item, Constraint):
+                raise TypeError(f"constraints[{k}] must be a Constraint, got {type(item).__name__}")
+        dimensions = {body.dimension for body in self.bodies}
+        if len(dimensions) > 1:
+            kinds = ", ".join(f"{getattr(body, 'name', k)!r}: {type(body).__name__}" for k, body in enumerate(self.bodies))
+            raise ValueError(f"a Model's bodies must be all planar or all spatial; got {kinds}")
+        for k, force in enumerate(self.forces):
+            if isinstance(force, Gravity) and dimensions and force.g.shape != (min(dimensions),):
+                raise ValueError(
+                    f"forces[{k}] (Gravity) has g of shape {force.g.shape} but the bodies are "
+                    f"{min(dimensions)}-dimensional"
+                )
+        normalised = {c.body for c in constraints if isinstance(c, EulerParameters)}
+        self.constraints = constraints + tuple(
+            EulerParameters(k)
+            for k, body in enumerate(self.bodies)
+            if isinstance(body, SpatialBody) and k not in normalised
+        )
         for k, item in enumerate(self.constraints + self.forces):
             for index in item.body_indices:
                 if index is not None and not 0 <= index < len(self.bodies):
@@ -73,7 +99,12 @@ class Model(eqx.Module):
     @property
     def constraint_names(self):
         """One label per constraint, for error messages."""
-        return [f"constraints[{k}] ({type(c).__name__})" for k, c in enumerate(self.constraints)]
+        return [
+            f"constraints[{k}] (EulerParameters of body {c.body} {getattr(self.bodies[c.body], 'name', '')!r})"
+            if isinstance(c, EulerParameters)
+            else f"constraints[{k}] ({type(c).__name__})"
+            for k, c in enumerate(self.constraints)
+        ]
 
     def split(self, x):
         """Per-body blocks of a flat coordinate or velocity vector."""
@@ -87,8 +118,10 @@ class Model(eqx.Module):
         )
 
     def generalized_force(self, q, v, t):
-        """Sum of the applied generalised forces g of eq. (2.15)."""
-        total = jnp.zeros(self.size)
+        """g of eq. (2.15): the applied forces plus the bodies' gyroscopic terms of eq. (2.16)."""
+        total = jnp.concatenate(
+            [body.gyroscopic_force(qi, vi) for body, qi, vi in zip(self.bodies, self.split(q), self.split(v))]
+        )
         for force in self.forces:
             total = total + jnp.concatenate(force(self.bodies, self.split(q), self.split(v), t))
         return total
@@ -129,5 +162,5 @@ class Model(eqx.Module):
         return sum(b.linear_momentum(qi, vi) for b, qi, vi in zip(self.bodies, self.split(q), self.split(v)))
 
     def angular_momentum(self, q, v):
-        """Angular momentum about the origin (kg m²/s; a scalar for planar bodies)."""
+        """Angular momentum about the origin (kg m²/s; a scalar for planar bodies, a 3-vector for spatial)."""
         return sum(b.angular_momentum(qi, vi) for b, qi, vi in zip(self.bodies, self.split(q), self.split(v)))

@@ -1,8 +1,8 @@
 """Forward dynamics of a multibody ``Model`` with diffrax.
 
 ``simulate`` integrates the first-order system q̇ = v, v̇ = formulation's
-accelerations with an adaptive Tsit5 solver and returns the saved states with
-their diagnostics. It is a pure function of pytrees: it works under ``jit``,
+accelerations with an adaptive Tsit5 solver (fixed steps when given ``dt``)
+and returns the saved states with their diagnostics. It is a pure function of pytrees: it works under ``jit``,
 ``vmap`` and ``grad`` (gradients by diffrax's recursive checkpointing).
 
 Contact events. When the model has ``Contact`` forces, the integration is split
@@ -39,6 +39,7 @@ import numpy as np
 
 import optimistix as optx
 
+from diffimpact._validation import check_positive
 from diffimpact.contact.normal import NormalForceLaw
 from diffimpact.multibody.contact import Contact, resolve_at_onset, restitution_impulse
 from diffimpact.multibody.formulations import Formulation, project
@@ -58,8 +59,9 @@ class Trajectory(eqx.Module):
     constraint_violation : ‖Φ(q, t)‖.
     velocity_violation : ‖Φ̇(q, v, t)‖.
     energy : kinetic plus potential energy (J).
-    linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies.
-    angular_momentum : about the origin, (len(t),) for planar bodies.
+    linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies, (len(t), 3) for spatial.
+    angular_momentum : about the origin, (len(t),) for planar bodies, (len(t), 3) for spatial.
+    steps : accepted solver steps over the whole run.
     events : ``Events`` of the contacts, ``None`` for models without contacts.
     """
 
@@ -71,6 +73,7 @@ class Trajectory(eqx.Module):
     energy: jnp.ndarray
     linear_momentum: jnp.ndarray
     angular_momentum: jnp.ndarray
+    steps: jnp.ndarray
     events: "Events | None" = None
 
 
@@ -148,9 +151,11 @@ def simulate(
     *,
     rtol=1e-10,
     atol=1e-10,
+    dt=None,
     max_steps=100_000,
     constraint_tolerance=CONSTRAINT_TOLERANCE,
     progress=False,
+    adjoint=None,
     max_events=16,
     event_tol=1e-12,
 ):
@@ -165,9 +170,18 @@ def simulate(
         to the last one.
     formulation : a ``Formulation`` instance, e.g. ``Baumgarte()``.
     rtol, atol : tolerances of the PID step-size controller.
+    dt : ``None`` (default) for adaptive steps; a step size (s, > 0) for
+        fixed steps of that size (``diffrax.ConstantStepSize``; rtol and atol
+        are then unused). Fixed steps take (t_end − t0)/dt steps: raise
+        ``max_steps`` to match. Contact events still end a step exactly at
+        the located event.
     max_steps : cap on solver steps.
     constraint_tolerance : largest accepted initial constraint residual.
     progress : show diffrax's tqdm progress meter.
+    adjoint : how diffrax differentiates the solves: ``None`` (default) for
+        ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
+        ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
+        (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters.
     max_events : most contact events (onsets plus separations) in the run;
         more raise an error at run time. Only for models with ``Contact``s.
     event_tol : rtol and atol of the Newton root finder on the event times.
@@ -192,21 +206,29 @@ def simulate(
             f"got {state0.q.shape} and {state0.v.shape}"
         )
     state0 = check_initial_state(model, state0, constraint_tolerance)
+    if adjoint is None:
+        adjoint = dfx.RecursiveCheckpointAdjoint()
+    elif not isinstance(adjoint, dfx.AbstractAdjoint):
+        raise TypeError(f"adjoint must be a diffrax adjoint, e.g. diffrax.ForwardMode(); got {adjoint!r}")
     save_times = jnp.asarray(save_times, dtype=float)
-    rtol, atol = jnp.asarray(rtol, dtype=float), jnp.asarray(atol, dtype=float)
+    if dt is None:
+        rtol, atol = jnp.asarray(rtol, dtype=float), jnp.asarray(atol, dtype=float)
+        controller, dt0 = dfx.PIDController(rtol=rtol, atol=atol), None
+    else:
+        controller, dt0 = dfx.ConstantStepSize(), check_positive("dt", dt)
     if not any(isinstance(force, Contact) for force in model.forces):
-        return _simulate(model, state0, save_times, formulation, rtol, atol, max_steps, progress)
+        return _simulate(model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint)
     if not isinstance(max_events, int) or max_events < 0:
         raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
     _check_impact_laws_open(model, state0)
     return _simulate_events(
-        model, state0, save_times, formulation, rtol, atol, max_steps, progress, max_events,
+        model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float),
     )
 
 
 @eqx.filter_jit
-def _simulate(model, state0, save_times, formulation, rtol, atol, max_steps, progress):
+def _simulate(model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint):
     def vector_field(t, y, args):
         q, v = y
         return v, formulation.acceleration(model, q, v, t)
@@ -216,17 +238,18 @@ def _simulate(model, state0, save_times, formulation, rtol, atol, max_steps, pro
         formulation.wrap_solver(model, dfx.Tsit5()),
         t0=state0.t,
         t1=save_times[-1],
-        dt0=None,
+        dt0=dt0,
         y0=(state0.q, state0.v),
         saveat=dfx.SaveAt(ts=save_times),
-        stepsize_controller=dfx.PIDController(rtol=rtol, atol=atol),
+        stepsize_controller=controller,
         max_steps=max_steps,
+        adjoint=adjoint,
         progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
     )
-    return _trajectory(model, save_times, *solution.ys)
+    return _trajectory(model, save_times, *solution.ys, solution.stats["num_accepted_steps"])
 
 
-def _trajectory(model, save_times, q, v, events=None):
+def _trajectory(model, save_times, q, v, steps, events=None):
     def diagnostics(q, v, t):
         return (
             jnp.linalg.norm(model.constraint(q, t)),
@@ -236,7 +259,7 @@ def _trajectory(model, save_times, q, v, events=None):
             model.angular_momentum(q, v),
         )
 
-    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), events)
+    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), steps, events)
 
 
 def _contact_indices(model):
@@ -296,7 +319,9 @@ def _engage(model, k, engaged):
 
 
 @eqx.filter_jit
-def _simulate_events(model, state0, save_times, formulation, rtol, atol, max_steps, progress, max_events, event_tol):
+def _simulate_events(
+    model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol
+):
     contacts = _contact_indices(model)
     q0 = model.split(state0.q)
     closed0 = jnp.stack(
@@ -327,15 +352,16 @@ def _simulate_events(model, state0, save_times, formulation, rtol, atol, max_ste
                 formulation.wrap_solver(model, dfx.Tsit5()),
                 t0=t0,
                 t1=t_end,
-                dt0=None,
+                dt0=dt0,
                 y0=(q, v),
                 args=(model, closed),
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))
                 ),
-                stepsize_controller=dfx.PIDController(rtol=rtol, atol=atol),
+                stepsize_controller=controller,
                 event=event,
                 max_steps=max_steps,
+                adjoint=adjoint,
                 progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
             )
             masks = jnp.stack(solution.event_mask)
@@ -355,21 +381,22 @@ def _simulate_events(model, state0, save_times, formulation, rtol, atol, max_ste
                 which = jnp.where(hit, k, which)
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
             record = (jnp.where(happened, t1, jnp.inf), which, onset, q1, v1)
-            return (new_params, new_closed, t1, q1, v1, new_ys, ~happened), (record, happened)
+            steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
+            return (new_params, new_closed, t1, q1, v1, new_ys, ~happened), (record, happened, steps)
 
         def skip(_):
             record = (jnp.inf, jnp.array(-1), jnp.array(False), q, v)
-            return (params, closed, t0, q, v, ys, done), (record, jnp.array(False))
+            return (params, closed, t0, q, v, ys, done), (record, jnp.array(False), jnp.asarray(0, dtype=int))
 
         return jax.lax.cond(done, skip, run, None)
 
     nan = jnp.full((len(save_times), model.size), jnp.nan)
     carry = (params, closed0, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
-    carry, (records, happened) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    carry, (records, happened, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
     done = carry[-1]
     q, v = eqx.error_if(
         carry[5], ~done, f"more than max_events = {max_events} contact events; increase max_events"
     )
     t, which, onset, q_event, v_event = (r[:max_events] for r in records)
     events = Events(jnp.sum(happened[:max_events]), t, which, onset, q_event, v_event)
-    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, events)
+    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), events)
