@@ -5,7 +5,9 @@
   between an equinox pytree of physical parameters and a free vector θ.
 * ``fitting.losses``: weighted residuals and the squared, Huber and Cauchy losses.
 * ``fitting.fit``: ``fit``, the optax fit loop with multi-start, convergence
-  tests and Gauss–Newton uncertainties (``FitResult``).
+  tests and Gauss–Newton uncertainties (``FitResult``); its compiled step is
+  reused by fits of the same structure; ``levenberg_marquardt``, an optax
+  transformation for few-parameter least squares with costly models.
 * ``fitting.sensitivity``: Jacobians, normalised sensitivities ∂ln y/∂ln p and
   a check against central finite differences.
 * ``fitting.data``: ``load_csv`` of a user's measurements against a ``Schema``
@@ -16,10 +18,13 @@
 * ``fitting.impact_stiffness``: the ``impact-stiffness`` study.
 * ``fitting.damping``: the ``damping`` fit, α(n), β(n) of seed 004 with
   standard errors (``diffimpact.reproduce.damping`` keeps the reproduction).
-* ``fitting.sensitivity_study``: the ``sensitivity`` study of the central impact.
+* ``fitting.sensitivity_study``: the ``sensitivity`` study of the central impact
+  and of the first impact of seed 004 §6's two pendulums.
+* ``fitting.two_pendulum``: the ``two-pendulum`` fit, e and k of the eq. (50)
+  contact from the pendulums' angular velocities.
 """
 
-from fitting.fit import FitResult, fit
+from fitting.fit import FitResult, fit, levenberg_marquardt
 from fitting.parameters import Bounded, Free, Positive, UnitInterval, parametrise
 
-__all__ = ["fit", "FitResult", "parametrise", "Free", "Positive", "Bounded", "UnitInterval"]
+__all__ = ["fit", "FitResult", "levenberg_marquardt", "parametrise", "Free", "Positive", "Bounded", "UnitInterval"]

@@ -8,9 +8,8 @@ validated by ``fitting.data.load_csv``. Rows with e = 1 (where ĉ = 0 for
 every α, β) carry no information and are left out of the fits.
 
 For each n, eq. (45) ĉ = α(e^β − 1) is fitted by least squares with
-``fitting.fit`` and ``optax.lbfgs`` (to |∂loss/∂θ| ≤ 1e-12: it agrees with
-the hand-written Gauss–Newton of ``diffimpact.reproduce.damping`` to ~1e-14),
-with Gauss–Newton standard errors scaled by the residual scatter and the α–β
+``fitting.fit`` and ``optax.lbfgs`` (to |∂loss/∂θ| ≤ 1e-12; the tests check it
+against SciPy's ``curve_fit``), with Gauss–Newton standard errors scaled by the residual scatter and the α–β
 correlation (≈ 0.9995: the two are nearly degenerate, which is why the paper's
 coefficients drift from ours). Then α(n) is fitted by a quartic (eq. (46),
 linear least squares) and β(n) = a n^b + c (eq. (47)) with ``fitting.fit``.
@@ -19,10 +18,11 @@ directory), so an interrupted run resumes without refitting finished n.
 
 Outputs: ``damping.csv`` (n, alpha, beta, alpha_se, beta_se, correlation,
 alpha_paper, beta_paper), ``damping.json`` (the α(n), β(n) coefficients with
-standard errors beside the paper's) and ``damping.png`` (figs. 6–7, drawn by
-``diffimpact.reproduce.damping``'s plot functions).
+standard errors beside the paper's) and ``damping.png`` (figs. 6–7). The grid itself is made by
+``diffimpact reproduce damping-lambda``.
 """
 
+import os
 from pathlib import Path
 
 import equinox as eqx
@@ -33,7 +33,6 @@ from tqdm.auto import tqdm
 
 from diffimpact.impact import damping as od
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
-from diffimpact.reproduce.damping import plot_alpha_beta, plot_c_opt_vs_e
 from fitting.checkpoint import Checkpoint, file_digest
 from fitting.data import Column, Schema, load_csv
 from fitting.fit import fit
@@ -73,9 +72,24 @@ class PowerCurve(eqx.Module):
     c: jnp.ndarray
 
 
+#: One optimiser object and module-level residual functions with the data as arguments
+#: (``eqx.Partial``), so the per-n fits share one compiled step (``fitting.fit``).
+LBFGS = optax.lbfgs()
+
+
 def _lbfgs_fit(residual_fn, params0):
     spec = {name: Free() for name in params0.__dataclass_fields__}
-    return fit(residual_fn, params0, spec, optimizer=optax.lbfgs(), max_steps=MAX_STEPS, gtol=GTOL, ftol=FTOL, progress=False)
+    return fit(residual_fn, params0, spec, optimizer=LBFGS, max_steps=MAX_STEPS, gtol=GTOL, ftol=FTOL, progress=False)
+
+
+def _alpha_beta_residuals(data, p):
+    e, c = data
+    return p.alpha * (e**p.beta - 1.0) - c
+
+
+def _beta_curve_residuals(data, p):
+    n, beta = data
+    return p.a * n**p.b + p.c - beta
 
 
 def fit_alpha_beta(restitution, unit_damping, exponent):
@@ -88,13 +102,13 @@ def fit_alpha_beta(restitution, unit_damping, exponent):
     if e.shape != c.shape or e.ndim != 1 or e.size < 3:
         raise ValueError(f"restitution and unit_damping must be 1-D of equal length >= 3, got {e.shape}, {c.shape}")
     start = AlphaBeta(float(od.paper_alpha(exponent)), float(od.paper_beta(exponent)))
-    return _lbfgs_fit(lambda p: p.alpha * (e**p.beta - 1.0) - c, start)
+    return _lbfgs_fit(eqx.Partial(_alpha_beta_residuals, (e, c)), start)
 
 
 def fit_beta_curve(exponents, beta):
     """β(n) = a n^b + c (eq. (47)) by ``fitting.fit``, started from the paper's coefficients."""
     n, beta = np.asarray(exponents, dtype=float), np.asarray(beta, dtype=float)
-    return _lbfgs_fit(lambda p: p.a * n**p.b + p.c - beta, PowerCurve(*od.PAPER_BETA))
+    return _lbfgs_fit(eqx.Partial(_beta_curve_residuals, (n, beta)), PowerCurve(*od.PAPER_BETA))
 
 
 def fit_alpha_quartic(exponents, alpha):
@@ -125,8 +139,8 @@ def study(columns, quick=False, checkpoint=None, progress=True):
     ``checkpoint`` (a ``fitting.checkpoint.Checkpoint``) skips the n already
     fitted and records each new one. Returns a dict with the per-n arrays
     (n, alpha, beta, alpha_se, beta_se, correlation, rms) and the curves
-    (alpha_poly, alpha_poly_se, beta_curve: FitResult), plus ``alpha_poly`` and
-    ``beta_curve`` tuples in the layout ``diffimpact.reproduce.damping``'s plots read.
+    (alpha_poly, alpha_poly_se, beta_fit: FitResult) and ``beta_curve``, the
+    (a, b, c) tuple the plots read.
     """
     n_values = _exponents(columns, quick)
     rows = []
@@ -160,6 +174,35 @@ def study(columns, quick=False, checkpoint=None, progress=True):
     return fits
 
 
+def plot_c_opt_vs_e(columns, fits, axes, exponents=(1.2, 1.8)):
+    """Fig. 6 of seed 004: ĉ vs e with the fitted α(e^β − 1), for the fitted n nearest ``exponents``."""
+    for target, style in zip(exponents, ("-", "--")):
+        i = np.argmin(np.abs(fits["n"] - target))
+        n, a, b = fits["n"][i], fits["alpha"][i], fits["beta"][i]
+        row = columns["n"] == n
+        e = columns["e"][row]
+        axes.plot(e, columns["c_opt_unit"][row], "k.", ms=2)
+        axes.plot(e, a * (e**b - 1), style, label=f"n = {n:.2f}: {a:.2f}(e^{b:.4f} − 1)")
+    axes.set(xlabel="e", ylabel="ĉ (m = v = k = 1)", title="fig. 6: exact ĉ (·) and fits")
+    axes.legend(fontsize=8)
+
+
+def plot_alpha_beta(fits, axes):
+    """Fig. 7 of seed 004: the per-n α, β, our α(n) quartic and β(n) power law, and eqs. (46)–(47)."""
+    n, fine = fits["n"], np.linspace(1, 2, 200)
+    axes[0].errorbar(n, fits["alpha"], fits["alpha_se"], fmt="o", ms=2, label="per-n fit ± SE")
+    axes[0].plot(fine, np.polyval(fits["alpha_poly"], fine), "-", lw=1, zorder=3, label="quartic fit")
+    axes[0].plot(fine, np.asarray(od.paper_alpha(fine)), "--", label="eq. (46)")
+    axes[0].set(xlabel="n", ylabel="α", title="fig. 7: α(n)")
+    a, b, c = fits["beta_curve"]
+    axes[1].errorbar(n, fits["beta"], fits["beta_se"], fmt="o", ms=2, label="per-n fit ± SE")
+    axes[1].plot(fine, a * fine**b + c, "-", lw=1, zorder=3, label="a n^b + c fit")
+    axes[1].plot(fine, np.asarray(od.paper_beta(fine)), "--", label="eq. (47)")
+    axes[1].set(xlabel="n", ylabel="β", title="fig. 7: β(n)")
+    for ax in axes:
+        ax.legend(fontsize=8)
+
+
 def write_outputs(out_dir, columns, fits, report):
     """``damping.csv``, ``damping.json`` and ``damping.png`` in ``out_dir``; returns their paths."""
     out = Path(out_dir)
@@ -181,7 +224,7 @@ def write_outputs(out_dir, columns, fits, report):
     json_path = write_json(
         out / f"{NAME}.json",
         {
-            "data": {"file": report.path, "rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
+            "data": {"file": os.path.relpath(report.path), "rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
             "exponents_fitted": int(n.size),
             "alpha_quartic_highest_power_first": {
                 "ours": fits["alpha_poly"].tolist(),

@@ -2,8 +2,9 @@
 
 A file has a header line (line 1) of named columns whose names carry their
 units (``v_in_m_per_s``), then one measurement per line. A ``Schema`` names
-the required columns, their units and allowed ranges; other columns are
-ignored (and listed in the report). ``load_csv`` rejects
+the columns, their units and allowed ranges; a column marked ``optional`` may
+be absent (then it is absent from the result too); other columns are ignored
+(and listed in the report). ``load_csv`` rejects
 
 * a missing required column (the whole file: nothing can be read),
 * a row with the wrong number of cells,
@@ -31,9 +32,10 @@ class DataError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Column:
-    """One required column: its header name, unit and allowed range.
+    """One column: its header name, unit and allowed range.
 
     ``minimum``/``maximum`` are inclusive unless ``exclusive_minimum``/``exclusive_maximum``.
+    ``optional=True``: the file may leave the column out; if present it is validated.
     """
 
     name: str
@@ -43,6 +45,7 @@ class Column:
     maximum: float = math.inf
     exclusive_minimum: bool = False
     exclusive_maximum: bool = False
+    optional: bool = False
 
     def __post_init__(self):
         if not self.name or self.name != self.name.strip() or "," in self.name:
@@ -86,7 +89,8 @@ class Schema:
         """One line per column: name, unit, allowed range and meaning."""
         lines = [f"CSV columns of {self.name} (header on line 1; other columns are ignored):"]
         for c in self.columns:
-            lines.append(f"  {c.name:<16s} unit {c.unit or '-':<8s} in {c.domain():<14s} {c.description}")
+            meaning = f"(optional) {c.description}" if c.optional else c.description
+            lines.append(f"  {c.name:<16s} unit {c.unit or '-':<8s} in {c.domain():<14s} {meaning}")
         return "\n".join(lines)
 
 
@@ -136,7 +140,8 @@ def load_csv(path, schema, drop_bad_rows=False):
 
     Returns
     -------
-    columns : {name: 1-D float NumPy array} for the schema's columns, good rows in file order.
+    columns : {name: 1-D float NumPy array} for the schema's columns present in the file
+        (every required one), good rows in file order.
     report : LoadReport.
 
     Raises
@@ -153,12 +158,13 @@ def load_csv(path, schema, drop_bad_rows=False):
     repeated = sorted({h for h in header if header.count(h) > 1})
     if repeated:
         raise DataError(f"{path}:1: repeated column names {repeated}")
-    missing = [name for name in schema.names if name not in header]
+    missing = [c.name for c in schema.columns if c.name not in header and not c.optional]
     if missing:
         raise DataError(
             f"{path}:1: missing column(s) {', '.join(missing)}; the header has {', '.join(header)}\n{schema.describe()}"
         )
-    index = [header.index(name) for name in schema.names]
+    present = [c for c in schema.columns if c.name in header]
+    index = [header.index(c.name) for c in present]
     good, bad, seen = [], [], {}
     rows_read = 0
     for line_number, cells in enumerate(lines[1:], start=2):
@@ -169,7 +175,7 @@ def load_csv(path, schema, drop_bad_rows=False):
             bad.append(f"{path}:{line_number}: has {len(cells)} cells, the header has {len(header)}")
             continue
         values, reasons = [], []
-        for column, i in zip(schema.columns, index):
+        for column, i in zip(present, index):
             value, reason = _parse(cells[i])
             if reason is None and not math.isfinite(value):
                 reason = f"{value} is not a finite number"
@@ -198,7 +204,7 @@ def load_csv(path, schema, drop_bad_rows=False):
     if not good:
         raise DataError(f"{path}: no usable rows ({rows_read} read, {len(bad)} bad)" + "".join("\n" + b for b in bad))
     table = np.array(good, dtype=float)
-    columns = {name: table[:, j].copy() for j, name in enumerate(schema.names)}
+    columns = {c.name: table[:, j].copy() for j, c in enumerate(present)}
     report = LoadReport(
         path=str(path),
         rows_read=rows_read,
@@ -208,3 +214,12 @@ def load_csv(path, schema, drop_bad_rows=False):
     )
     return columns, report
 
+
+def time_order(path, times):
+    """Indices that sort a time column, rejecting repeated times (one measurement per time)."""
+    order = np.argsort(times, kind="stable")
+    ordered = np.asarray(times)[order]
+    repeated = np.flatnonzero(np.diff(ordered) == 0)
+    if repeated.size:
+        raise DataError(f"{path}: two rows have the same t_s = {ordered[repeated[0]]:g} s; one measurement per time")
+    return order

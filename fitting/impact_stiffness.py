@@ -24,6 +24,13 @@ Both fits start from ``INITIAL_GUESS`` (k off by 3.3×, e = 0.8) and use Adam
 Jacobians. L-BFGS (``optax.lbfgs()``) converges in fewer steps to the same
 minimum, but its line search traces the simulation a second time and the
 compilation takes 50–70 % longer than all the Adam steps together.
+``run(out, data=CSV)`` fits a user's force–penetration history instead (fit
+(a) only; columns in ``SCHEMA``: ``t_s`` from contact onset, ``force_N``,
+``penetration_m``, optional ``sigma_force_N``, ``sigma_penetration_m`` and
+constant ``mass_kg``, ``impact_velocity_m_per_s``, which default to the
+study's 0.17 kg and 2 m/s). Without σ columns each channel is weighted by 1 %
+of its peak; as the covariance is scaled by the reduced χ², only the ratio of
+the two σ matters then.
 ``run`` writes ``impact-stiffness.json`` (truth, fits, uncertainties),
 ``impact-stiffness.csv`` (history data beside the fit) and
 ``impact-stiffness.png`` (fit over data, residuals, loss histories).
@@ -41,6 +48,7 @@ from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impact.central import central_impact
 from diffimpact.impact.damping import optimal_damping
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
+from fitting.data import Column, Schema, load_csv, time_order
 from fitting.fit import fit
 from fitting.parameters import Positive, UnitInterval
 
@@ -73,20 +81,21 @@ INITIAL_GUESS = ImpactParameters(stiffness=3e8, restitution=0.8)
 SPEC = {"stiffness": Positive(reference=1e8), "restitution": UnitInterval()}
 
 
-def contact_law(params):
+def contact_law(params, mass=MASS, impact_velocity=IMPACT_VELOCITY):
     """Hertz + linear damper with k from ``params`` and c giving restitution e (eq. (49), improved fit)."""
-    damping = optimal_damping(MASS, IMPACT_VELOCITY, params.stiffness, EXPONENT, params.restitution, method="improved")
+    damping = optimal_damping(mass, impact_velocity, params.stiffness, EXPONENT, params.restitution, method="improved")
     return HertzLinearDamper(params.stiffness, EXPONENT, damping)
 
 
-def simulate(params, history=0):
+def simulate(params, history=0, mass=MASS, impact_velocity=IMPACT_VELOCITY):
     """The central impact of the study (forward-mode differentiable)."""
-    return central_impact(contact_law(params), MASS, IMPACT_VELOCITY, history=history, adjoint=dfx.ForwardMode())
+    law = contact_law(params, mass, impact_velocity)
+    return central_impact(law, mass, impact_velocity, history=history, adjoint=dfx.ForwardMode())
 
 
-def history_at(params, times):
+def history_at(params, times, mass=MASS, impact_velocity=IMPACT_VELOCITY):
     """Force (N) and penetration (m) at ``times`` (s), stacked as a (2, len(times)) array."""
-    result = simulate(params, MODEL_SAMPLES)
+    result = simulate(params, MODEL_SAMPLES, mass, impact_velocity)
     force = jnp.interp(times, result.time, result.force, right=0.0)
     penetration = jnp.interp(times, result.time, result.penetration)
     return jnp.stack([force, penetration])
@@ -100,6 +109,53 @@ def duration_and_restitution(params):
 
 HISTORY_SIGMA = np.array([[FORCE_SIGMA], [PENETRATION_SIGMA]])
 SCALAR_SIGMA = np.array([DURATION_SIGMA, RESTITUTION_SIGMA])
+#: Without σ columns a user's history is weighted by this fraction of each channel's peak (relative weights
+#: only: the covariance is scaled by the reduced χ², i.e. by the observed scatter).
+DEFAULT_RELATIVE_SIGMA = 0.01
+SCHEMA = Schema(
+    NAME,
+    (
+        Column("t_s", "s", "time since contact onset (δ = 0 at t = 0)", minimum=0.0),
+        Column("force_N", "N", "normal contact force"),
+        Column("penetration_m", "m", "penetration δ (noisy values may dip below 0)"),
+        Column("sigma_force_N", "N", "standard uncertainty of force_N", minimum=0.0, exclusive_minimum=True,
+               optional=True),
+        Column("sigma_penetration_m", "m", "standard uncertainty of penetration_m", minimum=0.0,
+               exclusive_minimum=True, optional=True),
+        Column("mass_kg", "kg", f"effective mass, the same on every row (default {MASS})", minimum=0.0,
+               exclusive_minimum=True, optional=True),
+        Column("impact_velocity_m_per_s", "m/s", f"approach speed, the same on every row (default {IMPACT_VELOCITY})",
+               minimum=0.0, exclusive_minimum=True, optional=True),
+    ),
+)
+
+
+def load_data(path, drop_bad_rows=False):
+    """A user's force–penetration history from ``path`` (``SCHEMA``), in time order; returns (data, LoadReport).
+
+    ``data`` has ``times``, ``history`` (2, N), ``sigma`` (2, N), ``mass``,
+    ``impact_velocity`` and ``source``; σ defaults to ``DEFAULT_RELATIVE_SIGMA``
+    of each channel's largest magnitude.
+    """
+    columns, report = load_csv(path, SCHEMA, drop_bad_rows=drop_bad_rows)
+    order = time_order(path, columns["t_s"])
+    times = columns["t_s"][order]
+    if times.size < 3:
+        raise ValueError(f"{path}: a history needs at least 3 rows to fit 2 parameters, got {times.size}")
+    history = np.stack([columns["force_N"][order], columns["penetration_m"][order]])
+    sigma = np.empty_like(history)
+    for row, (name, values) in enumerate((("sigma_force_N", history[0]), ("sigma_penetration_m", history[1]))):
+        default = DEFAULT_RELATIVE_SIGMA * np.max(np.abs(values))
+        if default == 0 and name not in columns:
+            raise ValueError(f"{path}: column {name.removeprefix('sigma_')} is zero everywhere; give {name}")
+        sigma[row] = columns[name][order] if name in columns else default
+    data = {"times": times, "history": history, "sigma": sigma, "source": str(path)}
+    for key, name, default in (("mass", "mass_kg", MASS), ("impact_velocity", "impact_velocity_m_per_s", IMPACT_VELOCITY)):
+        values = columns.get(name, np.array([default]))
+        if np.ptp(values) > 0:
+            raise ValueError(f"{path}: {name} must be the same on every row, got {values.min():g} … {values.max():g}")
+        data[key] = float(values[0])
+    return data, report
 
 
 def synthetic_data(quick=False):
@@ -112,20 +168,38 @@ def synthetic_data(quick=False):
         "times": np.asarray(truth.time),
         "true_history": true_history,
         "history": true_history + HISTORY_SIGMA * rng.normal(size=true_history.shape),
+        # Per point, as a user's file gives it: both then share one compiled fit step.
+        "sigma": np.broadcast_to(HISTORY_SIGMA, true_history.shape).copy(),
         "true_scalars": true_scalars,
         "scalars": true_scalars + SCALAR_SIGMA * rng.normal(size=2),
     }
+
+
+def _history_residuals(data, params):
+    times, history, mass, impact_velocity = data
+    return history_at(params, times, mass, impact_velocity) - history
+
+
+def fit_history(data, quick=False, progress=True):
+    """Fit (k, e) to a force–penetration history ``data`` (``synthetic_data`` or ``load_data``)."""
+    # A module-level residual with the data as arguments: repeated fits reuse the compiled step.
+    arguments = (jnp.asarray(data["times"]), jnp.asarray(data["history"]), jnp.asarray(data.get("mass", MASS)),
+                 jnp.asarray(data.get("impact_velocity", IMPACT_VELOCITY)))
+    return fit(eqx.Partial(_history_residuals, arguments), INITIAL_GUESS, SPEC, sigma=data.get("sigma", HISTORY_SIGMA),
+               max_steps=MAX_STEPS, starts=STARTS[quick], progress=progress)
+
+
+def _scalar_residuals(scalars, params):
+    return duration_and_restitution(params) - scalars
 
 
 def study(quick=False, progress=True):
     """Both fits on the synthetic data; returns ``(data, history_fit, scalar_fit)``."""
     data = synthetic_data(quick)
     common = dict(max_steps=MAX_STEPS, starts=STARTS[quick], progress=progress)
-    history_fit = fit(
-        lambda p: history_at(p, data["times"]) - data["history"], INITIAL_GUESS, SPEC, sigma=HISTORY_SIGMA, **common
-    )
+    history_fit = fit_history(data, quick, progress)
     scalar_fit = fit(
-        lambda p: duration_and_restitution(p) - data["scalars"],
+        eqx.Partial(_scalar_residuals, data["scalars"]),
         INITIAL_GUESS,
         SPEC,
         sigma=SCALAR_SIGMA,
@@ -147,13 +221,18 @@ def _fit_record(result):
     return record
 
 
-def write_outputs(out_dir, data, history_fit, scalar_fit):
-    """Write the JSON, CSV and PNG of the study into ``out_dir``; returns their paths."""
+def write_outputs(out_dir, data, history_fit, scalar_fit=None, report=None):
+    """Write the JSON, CSV and PNG of the study into ``out_dir``; returns their paths.
+
+    With a user's history (``load_data``) there is no truth and no scalar fit
+    (``scalar_fit=None``); ``report`` is its ``LoadReport``.
+    """
     out_dir = Path(out_dir)
-    fitted_history = np.asarray(history_at(history_fit.params, data["times"]))
-    json_path = write_json(
-        out_dir / f"{NAME}.json",
-        {
+    mass, velocity = data.get("mass", MASS), data.get("impact_velocity", IMPACT_VELOCITY)
+    fitted_history = np.asarray(history_at(history_fit.params, data["times"], mass, velocity))
+    synthetic = "true_history" in data
+    if synthetic:
+        record = {
             "truth": {"stiffness": TRUTH.stiffness, "restitution": TRUTH.restitution, "exponent": EXPONENT,
                       "mass": MASS, "impact_velocity": IMPACT_VELOCITY},
             "sigma": {"force_N": FORCE_SIGMA, "penetration_m": PENETRATION_SIGMA,
@@ -162,20 +241,27 @@ def write_outputs(out_dir, data, history_fit, scalar_fit):
             "data_contact_duration_and_restitution": data["scalars"].tolist(),
             "fit_force_penetration_history": _fit_record(history_fit),
             "fit_contact_duration_and_restitution": _fit_record(scalar_fit),
-        },
-    )
-    csv_path = write_csv(
-        out_dir / f"{NAME}.csv",
-        {
-            "time_s": data["times"],
-            "force_data_N": data["history"][0],
-            "force_fit_N": fitted_history[0],
-            "force_true_N": data["true_history"][0],
-            "penetration_data_m": data["history"][1],
-            "penetration_fit_m": fitted_history[1],
-            "penetration_true_m": data["true_history"][1],
-        },
-    )
+        }
+    else:
+        record = {
+            "data": data["source"],
+            "model": {"exponent": EXPONENT, "mass": mass, "impact_velocity": velocity},
+            "load_report": None if report is None else {
+                "rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
+            "fit_force_penetration_history": history_fit.to_dict(),
+        }
+    json_path = write_json(out_dir / f"{NAME}.json", record)
+    columns = {
+        "time_s": data["times"],
+        "force_data_N": data["history"][0],
+        "force_fit_N": fitted_history[0],
+        "penetration_data_m": data["history"][1],
+        "penetration_fit_m": fitted_history[1],
+    }
+    if synthetic:
+        columns = {**dict(list(columns.items())[:3]), "force_true_N": data["true_history"][0],
+                   **dict(list(columns.items())[3:]), "penetration_true_m": data["true_history"][1]}
+    csv_path = write_csv(out_dir / f"{NAME}.csv", columns)
     png_path = save_figure(_plot(data, fitted_history, history_fit, scalar_fit), out_dir / f"{NAME}.png")
     return json_path, csv_path, png_path
 
@@ -183,8 +269,9 @@ def write_outputs(out_dir, data, history_fit, scalar_fit):
 def _plot(data, fitted_history, history_fit, scalar_fit):
     fig, axes = figure(2, 2)
     time_ms = 1e3 * data["times"]
+    force_sigma = np.broadcast_to(data.get("sigma", HISTORY_SIGMA), data["history"].shape)[0]
     ax = axes[0, 0]
-    ax.errorbar(time_ms, data["history"][0], yerr=FORCE_SIGMA, fmt=".", ms=3, label="data")
+    ax.errorbar(time_ms, data["history"][0], yerr=force_sigma, fmt=".", ms=3, label="data")
     ax.plot(time_ms, fitted_history[0], label="fit")
     ax.set(xlabel="time (ms)", ylabel="force (N)", title="(a) force history")
     ax.legend()
@@ -202,7 +289,8 @@ def _plot(data, fitted_history, history_fit, scalar_fit):
     ax.legend()
     ax = axes[1, 1]
     ax.semilogy(history_fit.loss_history, label="(a) history")
-    ax.semilogy(scalar_fit.loss_history, label="(b) T and e")
+    if scalar_fit is not None:
+        ax.semilogy(scalar_fit.loss_history, label="(b) T and e")
     ax.set(xlabel="Adam step", ylabel="loss Σρ(z)", title="loss history (best start)")
     ax.legend()
     return fig
@@ -218,9 +306,22 @@ def _describe(label, result):
     return lines
 
 
-def run(out_dir, quick=False, progress=True):
-    """Run the study, write its files into ``out_dir`` and return a text summary."""
+def run(out_dir, quick=False, data=None, drop_bad_rows=False, progress=True):
+    """Run the study (or fit the history in the CSV ``data``), write its files into ``out_dir``, return a summary."""
     start = time.perf_counter()
+    if data is not None:
+        samples, report = load_data(data, drop_bad_rows)
+        history_fit = fit_history(samples, quick, progress)
+        paths = write_outputs(out_dir, samples, history_fit, None, report)
+        lines = [report.summary(), f"{NAME}: m = {samples['mass']:g} kg, v = {samples['impact_velocity']:g} m/s, "
+                 f"n = {EXPONENT}; force–penetration history of {samples['times'].size} samples"]
+        lines.append(f"fit: loss {history_fit.loss:.4g}, {history_fit.steps} steps, converged={history_fit.converged}, "
+                     f"covariance {history_fit.covariance_scaling} (s² = {history_fit.residual_variance:.3g})")
+        for name, value, error in zip(history_fit.names, history_fit.values, history_fit.standard_errors):
+            lines.append(f"  {name:>11s} = {value:.6g} ± {error:.2g}")
+        lines.append(f"  correlation(k, e) = {history_fit.correlation[0, 1]:+.3f}")
+        lines.append(f"wrote {', '.join(str(p) for p in paths)} in {time.perf_counter() - start:.1f} s")
+        return "\n".join(lines)
     data, history_fit, scalar_fit = study(quick, progress)
     paths = write_outputs(out_dir, data, history_fit, scalar_fit)
     lines = [f"{NAME}: m = {MASS} kg, v = {IMPACT_VELOCITY} m/s, n = {EXPONENT}, truth k = {TRUTH.stiffness:g} "

@@ -22,6 +22,21 @@ parameters nominal), batched by ``fitting.sharding.sharded_map`` over all
 devices in checkpointed chunks (an interrupted run resumes). Outputs: ``sensitivity.csv`` (the sweep: S of each model, output and
 parameter against e), ``sensitivity.json`` (nominal Jacobians, S, the
 finite-difference discrepancies) and ``sensitivity.png``.
+
+Two pendulums (seed 004 §6, ``diffimpact.scenes.two_pendulum``, eq. (50)
+contact with the improved closed form of c_opt): the outputs are the angular
+velocities θ̇₁⁺, θ̇₂⁺ just after the first impact (at the separation event,
+t ≈ 1.1428 s) and the approach speed v₀ = δ̇ at its onset; the parameters are
+k, e, n and, standing in for the approach speed, the release angle β of rod 2
+(θ₂(0) = −β, nominal π/2 rad; rod 2 falls from rest, so β sets how fast its
+tip arrives). ∂ln v₀/∂ln β is in the table, so a reader can convert:
+∂ln y/∂ln v₀ ≈ (∂ln y/∂ln β) / (∂ln v₀/∂ln β), approximate because β also
+moves the contact point and the rod angles at impact. Forward-mode Jacobian
+(``diffrax.ForwardMode`` through the contact events), central differences with relative
+step ``PENDULUM_RELATIVE_STEP``. Written to ``sensitivity-two-pendulum.csv``
+(one row per output: S, S_fd and their difference per parameter), the
+``two_pendulum`` entry of ``sensitivity.json``, and a bar chart in
+``sensitivity.png``.
 """
 
 import functools
@@ -37,7 +52,9 @@ from diffimpact.contact.damping_factors import flores
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley
 from diffimpact.impact.central import central_impact
 from diffimpact.impact.damping import optimal_damping
+from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
+from diffimpact.scenes import two_pendulum as tp
 from fitting.checkpoint import Checkpoint, resumable_map
 from fitting.sensitivity import finite_difference_jacobian, jacobian
 from fitting.sharding import sharded_map
@@ -88,8 +105,23 @@ def post_impact(system, model, damping_method="exact"):
     return jnp.stack([restitution * system.impact_velocity, restitution])
 
 
-def _values(system):
-    return np.array([float(getattr(system, name)) for name in PARAMETERS])
+def _values(system, names=PARAMETERS):
+    return np.array([float(getattr(system, name)) for name in names])
+
+
+def _checked_sensitivities(output_fn, system, names, relative_step):
+    """Outputs, forward-mode Jacobian, ∂ln y/∂ln p and its central-difference counterpart, and their largest gap."""
+    outputs = np.asarray(output_fn(system))
+    automatic = np.asarray(jacobian(output_fn, system, names, mode="fwd"))
+    finite = finite_difference_jacobian(output_fn, system, names, relative_step=relative_step)
+    scale = _values(system, names)[None, :] / outputs[:, None]
+    return {
+        "outputs": outputs,
+        "jacobian": automatic,
+        "normalised": automatic * scale,
+        "normalised_fd": finite * scale,
+        "discrepancy": float(np.max(np.abs((automatic - finite) * scale))),
+    }
 
 
 def nominal(model, system=NOMINAL, damping_method="exact"):
@@ -100,17 +132,7 @@ def nominal(model, system=NOMINAL, damping_method="exact"):
     ``discrepancy`` = max |S − S_fd| (dimensionless).
     """
     output_fn = functools.partial(post_impact, model=model, damping_method=damping_method)
-    outputs = np.asarray(output_fn(system))
-    automatic = np.asarray(jacobian(output_fn, system, PARAMETERS, mode="fwd"))
-    finite = finite_difference_jacobian(output_fn, system, PARAMETERS, relative_step=RELATIVE_STEP)
-    scale = _values(system)[None, :] / outputs[:, None]
-    return {
-        "outputs": outputs,
-        "jacobian": automatic,
-        "normalised": automatic * scale,
-        "normalised_fd": finite * scale,
-        "discrepancy": float(np.max(np.abs((automatic - finite) * scale))),
-    }
+    return _checked_sensitivities(output_fn, system, PARAMETERS, RELATIVE_STEP)
 
 
 def sweep(model, restitutions, system=NOMINAL, damping_method="exact", checkpoint=None):
@@ -137,7 +159,7 @@ def sweep(model, restitutions, system=NOMINAL, damping_method="exact", checkpoin
     return resumable_map(normalised_at, restitutions, chunk=SWEEP_CHUNK, checkpoint=checkpoint)
 
 
-def study(quick=False, checkpoint_dir=None):
+def study(quick=False, checkpoint_dir=None, pendulum=True):
     """Nominal tables and e-sweeps of both models (``quick``: improved closed-form c_opt, 5 sweep points).
 
     With ``checkpoint_dir`` each sweep is checkpointed to
@@ -157,11 +179,58 @@ def study(quick=False, checkpoint_dir=None):
             "nominal": nominal(model, damping_method=method),
             "sweep": sweep(model, restitutions, damping_method=method, checkpoint=checkpoint),
         }
+    if pendulum:
+        result["two_pendulum"] = pendulum_nominal()
     return (result, checkpoints) if checkpoint_dir is not None else result
+
+
+PENDULUM_PARAMETERS = ("stiffness", "restitution", "exponent", "release_angle")
+PENDULUM_SYMBOLS = {"stiffness": "k", "restitution": "e", "exponent": "n", "release_angle": "β"}
+PENDULUM_OUTPUTS = ("theta1_dot_after", "theta2_dot_after", "approach_speed")
+PENDULUM_OUTPUT_UNITS = {"theta1_dot_after": "rad/s", "theta2_dot_after": "rad/s", "approach_speed": "m/s"}
+#: Just past the first impact (onset 1.1424 s, separation 1.1428 s), before the second (3.76 s).
+PENDULUM_HORIZON = 1.2
+PENDULUM_RELATIVE_STEP = 1e-5
+
+
+class PendulumSystem(eqx.Module):
+    """k (N/m^n), e, n of the eq. (50) contact and the release angle β = −θ₂(0) (rad) of rod 2."""
+
+    stiffness: jnp.ndarray
+    restitution: jnp.ndarray
+    exponent: jnp.ndarray
+    release_angle: jnp.ndarray
+
+
+PENDULUM_NOMINAL = PendulumSystem(stiffness=1e8, restitution=0.3, exponent=1.5, release_angle=np.pi / 2)
+
+
+@eqx.filter_jit
+def pendulum_outputs(system):
+    """[θ̇₁⁺ (rad/s), θ̇₂⁺ (rad/s), v₀ (m/s)] of the first impact of the two pendulums."""
+    p = tp.Parameters(stiffness=system.stiffness, restitution=system.restitution, exponent=system.exponent)
+    model = tp.model(p, "optimal", "improved")
+    state = tp.initial_state(p, jnp.stack([jnp.asarray(tp.INITIAL_ANGLES[0]), -system.release_angle]))
+    run = simulate(model, state, jnp.array([PENDULUM_HORIZON]), LagrangeMultipliers(), rtol=1e-10, atol=1e-10,
+                   max_events=2, adjoint=dfx.ForwardMode())
+    events = run.events
+    after = tp.angular_velocities(events.v[1])
+    _, approach_speed = model.forces[1].penetration_rate(model.split(events.q[0]), model.split(events.v[0]))
+    return jnp.stack([after[0], after[1], approach_speed])
+
+
+def pendulum_nominal(system=PENDULUM_NOMINAL):
+    """Outputs, Jacobian, normalised sensitivities and their central-difference check for the two pendulums."""
+    return _checked_sensitivities(pendulum_outputs, system, PENDULUM_PARAMETERS, PENDULUM_RELATIVE_STEP)
 
 
 def _named(matrix):
     return {out: {name: float(v) for name, v in zip(PARAMETERS, row)} for out, row in zip(OUTPUTS, matrix)}
+
+
+def _named_pendulum(matrix):
+    return {out: {name: float(v) for name, v in zip(PENDULUM_PARAMETERS, row)}
+            for out, row in zip(PENDULUM_OUTPUTS, matrix)}
 
 
 def write_outputs(out_dir, result):
@@ -188,8 +257,11 @@ def write_outputs(out_dir, result):
             "normalised_sensitivity_finite_difference": _named(table["normalised_fd"]),
             "max_abs_discrepancy_normalised": table["discrepancy"],
         }
+    pendulum = result.get("two_pendulum")
+    if pendulum is not None:
+        _write_pendulum(out, record, pendulum)
     json_path = write_json(out / f"{NAME}.json", record)
-    fig, axes = figure(1, 3)
+    fig, axes = figure(1, 3 if pendulum is None else 4)
     e = result["restitution"]
     for ax, model in zip(axes[0, :2], MODELS):
         for j, name in enumerate(PARAMETERS):
@@ -203,13 +275,53 @@ def write_outputs(out_dir, result):
     axes[0, 2].set_xticks(x, [SYMBOLS[n][0] for n in PARAMETERS])
     axes[0, 2].set(ylabel="∂ln v_out/∂ln p", title="nominal point (e = 0.3)")
     axes[0, 2].legend(fontsize=7)
+    if pendulum is not None:
+        _plot_pendulum(axes[0, 3], pendulum)
     png_path = save_figure(fig, out / f"{NAME}.png")
     return csv_path, json_path, png_path
 
 
-def run(out_dir, quick=False):
-    """Compute the study, write the outputs, return a text summary."""
-    result, checkpoints = study(quick, checkpoint_dir=out_dir)
+def _write_pendulum(out, record, pendulum):
+    """The ``two_pendulum`` entry of the JSON record and ``sensitivity-two-pendulum.csv``.
+
+    CSV rows: θ̇₁⁺ (rad/s), θ̇₂⁺ (rad/s), v₀ (m/s), numbered 0, 1, 2 in ``output``.
+    """
+    record["two_pendulum"] = {
+        "nominal_point": {name: float(getattr(PENDULUM_NOMINAL, name)) for name in PENDULUM_PARAMETERS},
+        "units": {"stiffness": "N/m^1.5", "restitution": "-", "exponent": "-", "release_angle": "rad",
+                  **PENDULUM_OUTPUT_UNITS},
+        "outputs": dict(zip(PENDULUM_OUTPUTS, pendulum["outputs"].tolist())),
+        "jacobian_SI": _named_pendulum(pendulum["jacobian"]),
+        "normalised_sensitivity": _named_pendulum(pendulum["normalised"]),
+        "normalised_sensitivity_finite_difference": _named_pendulum(pendulum["normalised_fd"]),
+        "max_abs_discrepancy_normalised": pendulum["discrepancy"],
+        "finite_difference_relative_step": PENDULUM_RELATIVE_STEP,
+    }
+    columns = {"output": np.arange(len(PENDULUM_OUTPUTS)), "value": pendulum["outputs"]}
+    for j, name in enumerate(PENDULUM_PARAMETERS):
+        symbol = "beta" if name == "release_angle" else SYMBOLS[name][0]
+        columns[f"S_{symbol}"] = pendulum["normalised"][:, j]
+        columns[f"S_{symbol}_fd"] = pendulum["normalised_fd"][:, j]
+    write_csv(out / f"{NAME}-two-pendulum.csv", columns)
+
+
+def _plot_pendulum(ax, pendulum):
+    x = np.arange(len(PENDULUM_PARAMETERS))
+    width = 0.27
+    labels = {"theta1_dot_after": "θ̇1⁺", "theta2_dot_after": "θ̇2⁺", "approach_speed": "v0"}
+    for i, output in enumerate(PENDULUM_OUTPUTS):
+        ax.bar(x + (i - 1) * width, pendulum["normalised"][i], width, label=f"{labels[output]} (autodiff)")
+        ax.plot(x + (i - 1) * width, pendulum["normalised_fd"][i], "k_", ms=10)
+    ax.plot([], [], "k_", label="central differences")
+    ax.axhline(0.0, color="k", lw=0.5)
+    ax.set_xticks(x, [PENDULUM_SYMBOLS[n] for n in PENDULUM_PARAMETERS])
+    ax.set(ylabel="∂ln y/∂ln p", title="two pendulums, first impact")
+    ax.legend(fontsize=7)
+
+
+def run(out_dir, quick=False, pendulum=True):
+    """Compute the study (``pendulum``: with the two pendulums), write the outputs, return a text summary."""
+    result, checkpoints = study(quick, checkpoint_dir=out_dir, pendulum=pendulum)
     write_outputs(out_dir, result)
     for checkpoint in checkpoints:
         checkpoint.finish()
@@ -222,4 +334,13 @@ def run(out_dir, quick=False):
         for output, row in zip(OUTPUTS, table["normalised"]):
             lines.append(f"  {output:<13s}" + "".join(f"{v:11.3e}" for v in row))
         lines.append(f"  max |S − S_central-difference| = {table['discrepancy']:.2e}")
+    pendulum = result.get("two_pendulum")
+    if pendulum is None:
+        return "\n".join(lines)
+    outputs = ", ".join(f"{o} = {v:.6g} {PENDULUM_OUTPUT_UNITS[o]}" for o, v in zip(PENDULUM_OUTPUTS, pendulum["outputs"]))
+    lines.append(f"two pendulums, first impact (eq. (50), β = release angle of rod 2): {outputs}")
+    lines.append("  ∂ln y/∂ln p      " + "".join(f"{PENDULUM_SYMBOLS[n]:>11s}" for n in PENDULUM_PARAMETERS))
+    for output, row in zip(PENDULUM_OUTPUTS, pendulum["normalised"]):
+        lines.append(f"  {output:<16s}" + "".join(f"{v:11.3e}" for v in row))
+    lines.append(f"  max |S − S_central-difference| = {pendulum['discrepancy']:.2e}")
     return "\n".join(lines)

@@ -89,3 +89,15 @@ def test_schema_validation_names_the_problem():
         Column("a", "m", minimum=2.0, maximum=1.0)
     with pytest.raises(ValueError, match="schema must be"):
         load_csv("x.csv", {"a": "m"})
+
+
+def test_optional_column_may_be_absent_and_is_validated_when_present(tmp_path):
+    schema = Schema("opt", SCHEMA.columns + (Column("sigma", "m/s", minimum=0.0, exclusive_minimum=True, optional=True),))
+    columns, _ = load_csv(_write(tmp_path, "v_in_m_per_s,e\n1.0,0.5\n"), schema)
+    assert set(columns) == {"v_in_m_per_s", "e"}
+    columns, _ = load_csv(_write(tmp_path, "v_in_m_per_s,e,sigma\n1.0,0.5,0.1\n"), schema)
+    np.testing.assert_array_equal(columns["sigma"], [0.1])
+    path = _write(tmp_path, "v_in_m_per_s,e,sigma\n1.0,0.5,0.1\n2.0,0.5,-0.1\n")
+    with pytest.raises(DataError, match=rf"{path}:3: sigma = -0.1 m/s is negative"):
+        load_csv(path, schema)
+    assert "(optional)" in schema.describe()

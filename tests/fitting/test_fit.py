@@ -9,7 +9,7 @@ import optax
 import pytest
 
 import diffimpact  # noqa: F401  (float64)
-from fitting.fit import fit
+from fitting.fit import fit, levenberg_marquardt
 from fitting.parameters import Free, Positive
 
 
@@ -110,6 +110,15 @@ def test_lbfgs_and_a_list_of_starts_reach_the_same_minimum(decay_fit):
     assert result.gradient_norm < 1e-6
     np.testing.assert_allclose(result.values, decay_fit.values, rtol=1e-5)
     np.testing.assert_allclose(result.standard_errors, decay_fit.standard_errors, rtol=1e-4)
+
+
+def test_levenberg_marquardt_reaches_the_same_minimum_in_few_steps(decay_fit):
+    result = fit(_decay_residuals, Decay(0.5, 4.0), DECAY_SPEC, sigma=DECAY_SIGMA, optimizer=levenberg_marquardt(),
+                 max_steps=60, progress=False)
+    assert result.converged and result.steps < 40 < decay_fit.steps
+    np.testing.assert_allclose(result.values, decay_fit.values, rtol=1e-5)
+    # A rejected step leaves θ in place, so the loss never rises.
+    assert np.all(np.diff(result.loss_history) <= 1e-12 * result.loss_history[0])
 
 
 def test_result_is_written_as_json(decay_fit, tmp_path):

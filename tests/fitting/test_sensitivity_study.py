@@ -37,7 +37,7 @@ def test_bad_model_is_named():
 
 @pytest.mark.slow
 def test_quick_run_writes_tables_and_the_sweep_matches_the_nominal_point(tmp_path):
-    summary = ss.run(tmp_path, quick=True)
+    summary = ss.run(tmp_path, quick=True, pendulum=False)  # the two pendulums: test_sensitivity_two_pendulum.py
     record = json.loads((tmp_path / "sensitivity.json").read_text())
     table = read_csv(tmp_path / "sensitivity.csv")
     optimal = record["optimal-damping"]["normalised_sensitivity"]["e_out"]
