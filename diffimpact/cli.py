@@ -8,13 +8,8 @@ from pathlib import Path
 
 
 def _reproduction_options(args, run):
-    if args.lambda_data is None:
-        return {}
-    if args.name != "damping-alpha-beta":
-        return "--lambda-data applies to damping-alpha-beta only"
-    if not Path(args.lambda_data).is_file():
-        return f"--lambda-data: no such file {args.lambda_data}"
-    return {"lambda_data": args.lambda_data}
+    del args, run
+    return {}
 
 
 def _fit_options(args, run):
@@ -74,11 +69,6 @@ def main(argv=None):
     reproduce.add_argument("--out", default="out", help="output directory (default: out)")
     reproduce.add_argument("--quick", action="store_true", help="coarse grids, for a fast look")
     reproduce.add_argument("--list", action="store_true", help="list the reproductions")
-    reproduce.add_argument(
-        "--lambda-data",
-        metavar="CSV",
-        help="damping-alpha-beta: fit α, β to this λ(n, e) grid (e.g. data/damping_lambda.csv) instead of recomputing it",
-    )
     fit = commands.add_parser("fit", help="run a parameter fit; writes JSON, CSV and PNG into --out")
     fit.add_argument("name", nargs="?", help="which fit (see --list)")
     fit.add_argument("--out", default="out", help="output directory (default: out)")

@@ -2,20 +2,20 @@
 
     python examples/fig06_c_opt_vs_e.py [--quick] [--out DIR]
 
-Uses the λ(n, e) grid shipped in data/ (regenerate it with
-``diffimpact reproduce damping-alpha-beta --out data``).
+Fits the λ(n, e) grid shipped in data/ with ``fitting.damping`` (regenerate
+the grid with ``diffimpact reproduce damping-lambda --out data``).
 """
 
 from pathlib import Path
 
 from _common import parse
 
-from diffimpact.reproduce import damping
-from diffimpact.reproduce._io import figure, read_csv, save_figure
+from diffimpact.reproduce._io import figure, save_figure
+from fitting import damping
 
 args = parse(__doc__.splitlines()[0])
-grid = read_csv(Path(__file__).parents[1] / "data" / "damping_lambda.csv")
-fits = damping.alpha_beta_study(grid)
+columns, _ = damping.load_data()
+fits = damping.study(columns, quick=args.quick)
 fig, axes = figure(1, 1, 5.5, 4.0)
-damping.plot_c_opt_vs_e(grid, fits, axes[0, 0])
+damping.plot_c_opt_vs_e(columns, fits, axes[0, 0])
 print("wrote", save_figure(fig, Path(args.out) / "fig06_c_opt_vs_e.png"))

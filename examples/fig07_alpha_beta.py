@@ -2,18 +2,19 @@
 
     python examples/fig07_alpha_beta.py [--quick] [--out DIR]
 
-Uses the λ(n, e) grid shipped in data/.
+Fits the λ(n, e) grid shipped in data/ with ``fitting.damping``.
 """
 
 from pathlib import Path
 
 from _common import parse
 
-from diffimpact.reproduce import damping
-from diffimpact.reproduce._io import figure, read_csv, save_figure
+from diffimpact.reproduce._io import figure, save_figure
+from fitting import damping
 
 args = parse(__doc__.splitlines()[0])
-fits = damping.alpha_beta_study(read_csv(Path(__file__).parents[1] / "data" / "damping_lambda.csv"))
+columns, _ = damping.load_data()
+fits = damping.study(columns, quick=args.quick)
 fig, axes = figure(1, 2)
 damping.plot_alpha_beta(fits, axes[0])
 print("wrote", save_figure(fig, Path(args.out) / "fig07_alpha_beta.png"))

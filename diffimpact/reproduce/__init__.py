@@ -1,11 +1,14 @@
 """Published experiments, runnable as ``diffimpact reproduce NAME --out DIR``."""
 
-from diffimpact.reproduce import damping, two_pendulum
+from diffimpact.reproduce import damping, double_pendulum, formulations, two_pendulum
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
     "damping-scaling": (damping.run_scaling, "seed 004 §4.2.1–4.2.3, figs. 3–5: c_opt against m, v and k"),
-    "damping-alpha-beta": (damping.run_alpha_beta, "seed 004 §4.2.4, figs. 6–7: λ(n, e) grid, α(n), β(n) fits"),
+    "damping-lambda": (
+        damping.run_lambda,
+        "seed 004 §4.2.4: the exact ĉ(n, e), λ(n, e) grid (input of `diffimpact fit damping`)",
+    ),
     "damping-verification": (damping.run_verification, "seed 004 §5.1, fig. 8: 300 random systems"),
     "damping-kelvin-voigt": (damping.run_kelvin_voigt, "seed 004 §5.2, fig. 9: n = 1 against the exact result"),
     "damping-improved": (damping.run_improved, "beyond seed 004: the improved closed form against eq. (49)"),
@@ -13,6 +16,14 @@ REPRODUCTIONS = {
         two_pendulum.run,
         "seed 004 §6, figs. 11–12: two pendulums, optimal-damping vs Hunt–Crossley vs Newton impacts",
     ),
+    "double-pendulum": (
+        double_pendulum.run,
+        "seed 002 §4, figs. 5–7: double pendulum, eq. (3) vs four formulations; collisions with a floor, μ = 0 and 0.15",
+    ),
+    "formulations": (
+        formulations.run,
+        "seed 000 §4.1, figs. 12–16 (planar analogue): constraint drift and CPU time of the four formulations",
+    ),
 }
 
-__all__ = ["REPRODUCTIONS", "damping", "two_pendulum"]
+__all__ = ["REPRODUCTIONS", "damping", "double_pendulum", "formulations", "two_pendulum"]

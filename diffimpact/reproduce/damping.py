@@ -3,6 +3,8 @@
 Each ``run_*`` function computes one study, writes ``DIR/NAME.csv`` and
 ``DIR/NAME.png`` and returns a short text summary. The ``plot_*`` functions
 draw one published figure each (used by the studies and by ``examples/``).
+The α(n), β(n) fits of §4.2.4 to the λ(n, e) grid of ``run_lambda`` are a
+parameter fit: ``fitting.damping`` (``diffimpact fit damping``).
 """
 
 from pathlib import Path
@@ -12,7 +14,7 @@ import numpy as np
 
 from diffimpact.impact import damping as od
 from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
-from diffimpact.reproduce._io import figure, map_chunks, read_csv, save_figure, write_csv, write_json
+from diffimpact.reproduce._io import figure, map_chunks, save_figure, write_csv, write_json
 
 #: Restitution of the scaling studies, seed 004 §4.2.1–4.2.3.
 SCALING_RESTITUTION = 0.7
@@ -116,143 +118,37 @@ def lambda_grid(quick=False):
     return {"n": N.ravel(), "e": E.ravel(), "lambda": lam.ravel(), "c_opt_unit": unit.ravel()}
 
 
-def _fit_alpha_beta(e, damping):
-    """Least-squares α, β of ĉ = α(e^β − 1) (eq. (45)) by Gauss–Newton, with its conditioning."""
-    beta = -0.3
-    for _ in range(100):
-        basis = e**beta - 1.0
-        alpha = basis @ damping / (basis @ basis)
-        jac = np.column_stack([basis, alpha * np.log(e) * e**beta])
-        residual = damping - alpha * basis
-        step = np.linalg.lstsq(jac, residual, rcond=None)[0]
-        beta += step[1]
-        if abs(step[1]) < 1e-14:
-            break
-    basis = e**beta - 1.0
-    alpha = basis @ damping / (basis @ basis)
-    jac = np.column_stack([basis, alpha * np.log(e) * e**beta])
-    covariance = np.linalg.inv(jac.T @ jac)
-    correlation = covariance[0, 1] / np.sqrt(covariance[0, 0] * covariance[1, 1])
-    # Scale-free conditioning: the condition number of the correlation matrix.
-    condition = (1.0 + abs(correlation)) / (1.0 - abs(correlation))
-    rms = np.sqrt(np.mean((damping - alpha * basis) ** 2))
-    return alpha, beta, correlation, condition, rms
+def run_lambda(out, quick=False):
+    """Write the λ(n, e) grid (``damping_lambda.csv``) and ``damping-lambda.png``; return a summary.
 
-
-def _fit_beta_curve(n, beta):
-    """β(n) = a n^b + c (eq. (47)): linear least squares in (a, c) for each b, b by golden search."""
-
-    def solve(b):
-        design = np.column_stack([n**b, np.ones_like(n)])
-        coef, *_ = np.linalg.lstsq(design, beta, rcond=None)
-        return coef, np.sum((design @ coef - beta) ** 2)
-
-    lo, hi = 0.01, 3.0
-    golden = (np.sqrt(5) - 1) / 2
-    for _ in range(200):
-        m1, m2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
-        if solve(m1)[1] < solve(m2)[1]:
-            hi = m2
-        else:
-            lo = m1
-    b = 0.5 * (lo + hi)
-    (a, c), _ = solve(b)
-    return a, b, c
-
-
-def alpha_beta_study(grid):
-    """Per-n fits of eq. (45) on a λ grid, then α(n) quartic (46) and β(n) = a n^b + c (47)."""
-    n_values = np.unique(grid["n"])
-    fits = []
-    for n in n_values:
-        row = (grid["n"] == n) & (grid["e"] < 1.0)
-        fits.append(_fit_alpha_beta(grid["e"][row], grid["c_opt_unit"][row]))
-    alpha, beta, correlation, condition, rms = map(np.array, zip(*fits))
-    alpha_poly = np.polyfit(n_values, alpha, 4)
-    beta_curve = _fit_beta_curve(n_values, beta)
-    return {
-        "n": n_values,
-        "alpha": alpha,
-        "beta": beta,
-        "correlation": correlation,
-        "condition": condition,
-        "rms": rms,
-        "alpha_poly": alpha_poly,
-        "beta_curve": beta_curve,
-    }
-
-
-def plot_c_opt_vs_e(grid, fits, axes, exponents=(1.2, 1.8)):
-    """Fig. 6 of seed 004: ĉ vs e with the fitted α(e^β − 1) for n = 1.2 and 1.8."""
-    for target, style in zip(exponents, ("-", "--")):
-        n = fits["n"][np.argmin(np.abs(fits["n"] - target))]
-        i = np.argmin(np.abs(fits["n"] - target))
-        row = grid["n"] == n
-        e = grid["e"][row]
-        axes.plot(e, grid["c_opt_unit"][row], "k.", ms=2)
-        a, b = fits["alpha"][i], fits["beta"][i]
-        axes.plot(e, a * (e**b - 1), style, label=f"n = {n:.2f}: {a:.2f}(e^{b:.4f} − 1)")
-    axes.set(xlabel="e", ylabel="c_opt (m = v = k = 1)", title="fig. 6")
-    axes.legend(fontsize=8)
-
-
-def plot_alpha_beta(fits, axes):
-    """Fig. 7 of seed 004: α(n), β(n) from the per-n fits, our curves and eqs. (46)–(47)."""
-    n, fine = fits["n"], np.linspace(1, 2, 200)
-    axes[0].plot(n, fits["alpha"], "o", ms=3, label="per-n fit")
-    axes[0].plot(fine, np.polyval(fits["alpha_poly"], fine), "-", label="quartic fit")
-    axes[0].plot(fine, np.asarray(od.paper_alpha(fine)), "--", label="eq. (46)")
-    axes[0].set(xlabel="n", ylabel="α", title="fig. 7: α(n)")
-    a, b, c = fits["beta_curve"]
-    axes[1].plot(n, fits["beta"], "o", ms=3, label="per-n fit")
-    axes[1].plot(fine, a * fine**b + c, "-", label="a n^b + c fit")
-    axes[1].plot(fine, np.asarray(od.paper_beta(fine)), "--", label="eq. (47)")
-    axes[1].set(xlabel="n", ylabel="β", title="fig. 7: β(n)")
-    for ax in axes:
-        ax.legend(fontsize=8)
-
-
-def run_alpha_beta(out, quick=False, lambda_data=None):
+    The grid is the input of ``diffimpact fit damping`` (the α(n), β(n) fits
+    of eqs. (45)–(47)); the plot shows the exact ĉ(n, e) beside the paper's
+    closed form ĉ = α(n)(e^β(n) − 1) of eqs. (45)–(47).
+    """
     out = Path(out)
-    if lambda_data is None:
-        grid = lambda_grid(quick)
-        write_csv(out / "damping_lambda.csv", grid)
-    else:
-        grid = read_csv(lambda_data)
-    fits = alpha_beta_study(grid)
-    n = fits["n"]
-    write_csv(
-        out / "damping-alpha-beta.csv",
-        {
-            "n": n,
-            "alpha": fits["alpha"],
-            "beta": fits["beta"],
-            "alpha_paper": np.asarray(od.paper_alpha(n)),
-            "beta_paper": np.asarray(od.paper_beta(n)),
-        },
-    )
-    a, b, c = fits["beta_curve"]
-    summary = {
-        "alpha_quartic": {"ours": fits["alpha_poly"].tolist(), "paper_eq_46": list(od.PAPER_ALPHA)},
-        "beta_power": {"ours": [a, b, c], "paper_eq_47": list(od.PAPER_BETA)},
-        "alpha_beta_correlation": {"min": float(fits["correlation"].min()), "max": float(fits["correlation"].max())},
-        "correlation_matrix_condition": {"min": float(fits["condition"].min()), "max": float(fits["condition"].max())},
-        "fit_rms_c_opt_unit": {"max": float(fits["rms"].max())},
-    }
-    write_json(out / "damping-alpha-beta-fit.json", summary)
-    fig, axes = figure(1, 3)
-    plot_c_opt_vs_e(grid, fits, axes[0, 0])
-    plot_alpha_beta(fits, axes[0, 1:])
-    save_figure(fig, out / "damping-alpha-beta.png")
-    fmt = lambda xs: " ".join(f"{x:+.4f}" for x in xs)  # noqa: E731
+    grid = lambda_grid(quick)
+    write_csv(out / "damping_lambda.csv", grid)
+    paper = np.asarray(od.optimal_damping(1.0, 1.0, 1.0, grid["n"], grid["e"], method="paper"))
+    error = np.abs(paper - grid["c_opt_unit"])
+    worst = np.argmax(error)
+    fig, axes = figure(1, 1, 5.5, 4.0)
+    ax = axes[0, 0]
+    n_values = np.unique(grid["n"])
+    for target in (1.0, 1.25, 1.5, 1.75, 2.0):
+        n = n_values[np.argmin(np.abs(n_values - target))]
+        row = grid["n"] == n
+        (line,) = ax.plot(grid["e"][row], grid["c_opt_unit"][row], "-", label=f"n = {n:.2f}")
+        ax.plot(grid["e"][row], paper[row], "--", color=line.get_color(), lw=0.8)
+    ax.set(xlabel="e", ylabel="ĉ (m = v = k = 1)", title="ĉ(n, e): exact (—), eqs. (45)–(47) (– –)")
+    ax.legend(fontsize=8)
+    save_figure(fig, out / "damping-lambda.png")
     return "\n".join(
         [
-            f"α(n) quartic, highest power first   ours: {fmt(fits['alpha_poly'])}",
-            f"                              paper (46): {fmt(od.PAPER_ALPHA)}",
-            f"β(n) = a n^b + c, (a, b, c)          ours: {fmt((a, b, c))}",
-            f"                              paper (47): {fmt(od.PAPER_BETA)}",
-            f"correlation of (α, β) in the per-n fits: {fits['correlation'].min():.6f} … {fits['correlation'].max():.6f}",
-            f"condition number of their correlation matrix: {fits['condition'].min():.3g} … {fits['condition'].max():.3g}",
+            f"λ(n, e) grid: {n_values.size} exponents × {grid['e'].size // n_values.size} restitutions "
+            f"-> {out / 'damping_lambda.csv'}",
+            f"largest |ĉ_paper − ĉ_exact| of eqs. (45)–(47): {error[worst]:.2e} "
+            f"(n = {grid['n'][worst]:.3f}, e = {grid['e'][worst]:.3f})",
+            "fit α(n), β(n) to it with: diffimpact fit damping --data " + str(out / "damping_lambda.csv"),
         ]
     )
 

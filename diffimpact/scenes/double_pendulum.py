@@ -1,4 +1,4 @@
-"""Double pendulum of seed 002 (sections 2–3.1), without the obstacle.
+"""Double pendulum of seed 002 (sections 2–4), with and without the obstacle.
 
 Link 1 is a rod OA of mass m₁, length l₁, centre C₁ at its middle; link 2 (rod
 plus disk) has mass m₂ and centre C₂ at distance l_c from the joint A. The
@@ -16,6 +16,51 @@ Two descriptions of the same system:
 
 In absolute coordinates each link's body frame has its y'-axis along the link
 from its far end towards its upper joint, so the body angle φ_k equals ψ_k.
+
+The obstacle (``obstacle_model``). Seed 002 constrains the motion by eq. (2),
+D − l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r ≥ 0, "only the disk placed at the end of
+the pendulum may come into contact": the obstacle is a fixed horizontal plane
+(a floor) at the depth D = 0.9 m below O, the disk of radius r = 0.05 m is
+centred on the axis of link 2 at l₂ + r = 0.65 m from A (d + l_c in eq. (32)),
+and the point M that hits is the lowest point of the disk. The sliding
+velocity s of eq. (32) is the horizontal velocity of that material point,
+disk spin included (the −r Δω₂ term). Since l₁ + l₂ + 2r = 1.2 m > D, the
+hanging equilibrium ψ₁ = ψ₂ = 0 (energy −40.007 J) lies behind the obstacle.
+The numbers are consistent with the stated l_c and I₂: a uniform rod of
+length l₂ plus a thin uniform disk of radius r with m₂ = 3.8 kg and
+l_c = 0.3627 m need a rod of 3.119 kg and a disk of 0.681 kg, which give
+I₂ = 0.163 kg m² (paper: ≈ 0.164).
+
+The paper resolves each collision as a rigid impact by Routh's method with
+Poisson's restitution k = 0.9 and Coulomb friction μ (eqs. (28)–(37)). Here
+the collision is compliant, the contact force acting over a short time
+(choices, none given in the paper):
+
+* normal force: Hertz with a linear damper, f = K δ^n + c δ̇ (seed 004, eq.
+  (50)), with the damping c of each impact chosen so that the central impact
+  of the contact's effective mass has restitution e = k = 0.9
+  (``OptimalDamping``). For μ = 0 the three restitution hypotheses (Newton,
+  Poisson, energetic) coincide, so this is the paper's collision law in the
+  rigid limit K → ∞. With friction the effective mass along the normal is
+  changed by the tangential force, so the realised ratio of normal impulses is
+  close to, not exactly, Poisson's k;
+* stiffness K = 1e9 N/m^1.5, n = 3/2 (steel-like; a collision lasts under
+  1 ms; the undamped Hertz estimate of the largest penetration, for the first
+  impact at 7.1 m/s with an effective mass of 1.9 kg, is 1.7 mm);
+* friction: Coulomb's law regularised as μ F_N tanh(|s|/v_reg) with
+  v_reg = 1 mm/s (``diffimpact.contact.friction.Coulomb``): sliding as in eq.
+  (30) whenever |s| ≫ v_reg; sticking (s = 0 in Routh's method) becomes a
+  stiff viscous phase.
+
+For reference, ``simulate_routh`` implements the paper's own model: eq. (3)
+between collisions and Routh's rigid impact with Poisson's restitution and
+Coulomb friction at each (``routh_impulse``, the construction of fig. 4 in
+the impulse plane), with the collision instant located by a root finder on
+eq. (7) instead of the paper's linear interpolation (eqs. (9)–(11)).
+
+The floor is an unbounded line; the disk can only reach it from above
+(the centre of the disk is above the floor whenever the lowest point
+touches it, as link 2 then points downwards).
 """
 
 import diffrax as dfx
@@ -23,8 +68,10 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optimistix as optx
 
 from diffimpact._validation import check_positive, check_range
+from diffimpact.contact.friction import Coulomb
 from diffimpact.multibody import (
     AppliedTorque,
     Gravity,
@@ -34,6 +81,7 @@ from diffimpact.multibody import (
     RevolutePlanar,
     State,
 )
+from diffimpact.multibody.contact import CirclePlane, Contact, NewtonRestitution, OptimalDamping
 
 #: Energy at the stable equilibrium ψ₁ = ψ₂ = 0, "about −40.007 J" (seed 002, section 4).
 EQUILIBRIUM_ENERGY = -40.007
@@ -55,10 +103,12 @@ class Parameters(eqx.Module):
     Omega1: jnp.ndarray
     Omega2: jnp.ndarray
     g: jnp.ndarray
+    l2: jnp.ndarray
+    r: jnp.ndarray
 
     def __init__(
         self, m1=3.2, m2=3.8, l1=0.5, lc=0.3627, I1=6.76e-2, I2=0.164,
-        c1=0.0, c2=0.0, M01=0.0, M02=0.0, Omega1=0.0, Omega2=0.0, g=9.81,
+        c1=0.0, c2=0.0, M01=0.0, M02=0.0, Omega1=0.0, Omega2=0.0, g=9.81, l2=0.6, r=0.05,
     ):
         self.m1, self.m2 = check_positive("m1", m1), check_positive("m2", m2)
         self.l1, self.lc = check_positive("l1", l1), check_positive("lc", lc)
@@ -67,6 +117,8 @@ class Parameters(eqx.Module):
         self.M01, self.M02 = jnp.asarray(M01, dtype=float), jnp.asarray(M02, dtype=float)
         self.Omega1, self.Omega2 = jnp.asarray(Omega1, dtype=float), jnp.asarray(Omega2, dtype=float)
         self.g = check_positive("g", g)
+        # l₂ (rod of link 2) and r (disk radius) only place the disk that hits the obstacle.
+        self.l2, self.r = check_positive("l2", l2), check_positive("r", r)
 
 
 #: Initial state of seed 002, section 4: ψ₁, ψ₂ (rad) and ψ̇₁, ψ̇₂ (rad/s).
@@ -169,3 +221,189 @@ def angles(q):
 def energy(p, q, v):
     """Mechanical energy in absolute coordinates (J), V = 0 at the height of O."""
     return model(p).energy(q, v)
+
+
+class Obstacle(eqx.Module):
+    """The floor at depth D below O and the contact law of the disk on it (see the module docstring).
+
+    Parameters
+    ----------
+    distance : D (m), seed 002: 0.9; must satisfy eq. (1), l₁ < D < l₁ + l₂ + 2r.
+    friction : Coulomb coefficient μ (seed 002: 0 and 0.15).
+    restitution : e of the compliant law, standing for Poisson's k (seed 002: 0.9).
+    stiffness : K (N/m^exponent), our choice.
+    exponent : n of the Hertz law.
+    regularisation_speed : v_reg of the regularised Coulomb law (m/s).
+    """
+
+    distance: jnp.ndarray
+    friction: jnp.ndarray
+    restitution: jnp.ndarray
+    stiffness: jnp.ndarray
+    exponent: jnp.ndarray
+    regularisation_speed: jnp.ndarray
+
+    def __init__(self, distance=0.9, friction=0.0, restitution=0.9, stiffness=1e9, exponent=1.5,
+                 regularisation_speed=1e-3):
+        self.distance = check_positive("distance", distance)
+        self.friction = check_range("friction", friction, 0.0)
+        self.restitution = check_range("restitution", restitution, 0.0, 1.0, low_open=True)
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
+
+
+def disk_centre_offset(p):
+    """Body-frame position of the disk centre on link 2, (0, −d) with d = l₂ + r − l_c (eq. (18))."""
+    return jnp.stack([0.0, -(p.l2 + p.r - p.lc)])
+
+
+def gap(p, obstacle, psi):
+    """f of seed 002, eq. (7): D − l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r (m), ≥ 0 off the obstacle."""
+    return obstacle.distance - p.l1 * jnp.cos(psi[..., 0]) - (p.l2 + p.r) * jnp.cos(psi[..., 1]) - p.r
+
+
+def obstacle_model(p, obstacle, rigid=False):
+    """``model(p)`` plus the disk–floor ``Contact`` as ``forces[-1]``.
+
+    ``rigid=True`` replaces the compliant law by an instantaneous Newton impact
+    with e = ``obstacle.restitution`` (frictionless only): seed 002's collision
+    law for μ = 0, as a reference for the compliant one.
+    """
+    if not (float(p.l1) < float(obstacle.distance) < float(p.l1 + p.l2 + 2 * p.r)):
+        raise ValueError(
+            f"obstacle.distance must satisfy eq. (1) of seed 002, l1 < D < l1 + l2 + 2r = "
+            f"{float(p.l1 + p.l2 + 2 * p.r):g} m; got {float(obstacle.distance):g}"
+        )
+    geometry = CirclePlane(
+        None, jnp.stack([0.0, -obstacle.distance]), (0.0, 1.0), 1, disk_centre_offset(p), p.r
+    )
+    if rigid:
+        if float(obstacle.friction) != 0.0:
+            raise ValueError("rigid=True supports only friction = 0 (Newton restitution has no friction)")
+        contact = Contact(geometry, NewtonRestitution(obstacle.restitution))
+    else:
+        contact = Contact(
+            geometry,
+            OptimalDamping(obstacle.stiffness, obstacle.exponent, obstacle.restitution),
+            Coulomb(obstacle.friction, obstacle.regularisation_speed),
+        )
+    base = model(p)
+    return Model(bodies=base.bodies, constraints=base.constraints, forces=(*base.forces, contact))
+
+
+def angular_velocities(v):
+    """ψ̇₁, ψ̇₂ (rad/s) from absolute velocities (..., 6) (φ_k = ψ_k)."""
+    return v[..., jnp.array([2, 5])]
+
+
+# --- seed 002's own collision model: Routh's rigid impact (section 3.4) ----------------------
+
+
+def contact_jacobian(p, psi):
+    """J with (s, c) = J ψ̇: the horizontal (sliding) and upward (closing) velocity of the lowest disk point M.
+
+    x_M = l₁ sin ψ₁ + (l₂ + r) sin ψ₂ plus the spin term r ψ̇₂ of the material point at M (eq. (32));
+    y_M = −l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r.
+    """
+    arm = p.l2 + p.r
+    return jnp.array([
+        [p.l1 * jnp.cos(psi[0]), arm * jnp.cos(psi[1]) + p.r],
+        [p.l1 * jnp.sin(psi[0]), arm * jnp.sin(psi[1])],
+    ])
+
+
+def routh_impulse(inverse_inertia, velocity, friction, restitution):
+    """Impulse (T, F) at M of a rigid impact by Routh's method with Poisson's hypothesis (seed 002 §3.4).
+
+    ``inverse_inertia`` W (2×2) maps the impulse (T, F) (tangential, normal) to
+    the change of the contact velocity (s, c) (eqs. (34)–(35): W = [[α, ε], [ε, γ]]);
+    ``velocity`` is (s, c) before the impact, c < 0 approaching. The impulse
+    path is followed in the normal impulse F: sliding with T' = −μ sign(s)
+    (line of friction, eq. (37)) until s = 0, then sticking along the line of
+    sticking if its slope is within the friction cone, else sliding back;
+    compression ends at c = 0 (F_m), the collision at F = (1 + k) F_m (eq. (28)).
+    NumPy, for concrete inputs.
+    """
+    W = np.asarray(inverse_inertia, dtype=float)
+    s, c = (float(x) for x in velocity)
+    stick_slope = -W[0, 1] / W[0, 0]
+    can_stick = abs(stick_slope) <= friction
+    sticking = s == 0.0 and can_stick
+    sign = np.sign(s) if s != 0.0 else -np.sign(stick_slope)
+    T = F = 0.0
+    compression_end = None
+    for _ in range(8):
+        slope = stick_slope if sticking else -friction * sign
+        ds, dc = W[0, 0] * slope + W[0, 1], W[1, 0] * slope + W[1, 1]
+        candidates = []
+        if compression_end is None:
+            candidates.append((-c / dc if dc > 0 else np.inf, "compression"))
+        else:
+            candidates.append(((1 + restitution) * compression_end - F, "end"))
+        if not sticking and s * ds < 0:
+            candidates.append((-s / ds, "slip"))
+        step, what = min(candidates)
+        if not np.isfinite(step):
+            raise ValueError("the impact does not end: dc/dF ≤ 0 (Painlevé jam)")
+        T, F, s, c = T + slope * step, F + step, s + ds * step, c + dc * step
+        if what == "compression":
+            compression_end = F
+        elif what == "slip":
+            s = 0.0
+            if can_stick:
+                sticking = True
+            else:
+                sign = -sign
+        else:
+            return np.array([T, F])
+    raise RuntimeError("Routh's impulse path did not end in 8 phases")
+
+
+@eqx.filter_jit
+def _free_flight(p, obstacle, t0, psi0, dpsi0, save_times, t_end):
+    """Eq. (3) from (t0, ψ, ψ̇) until the disk reaches the floor (f of eq. (7) crosses 0 downwards) or t_end."""
+
+    def vector_field(t, y, args):
+        psi, dpsi = y
+        return dpsi, jnp.linalg.solve(mass_matrix(p, psi), generalized_force(p, t, psi, dpsi))
+
+    event = dfx.Event(lambda t, y, args, **kwargs: gap(p, obstacle, y[0]),
+                      root_finder=optx.Newton(rtol=1e-12, atol=1e-12), direction=False)
+    solution = dfx.diffeqsolve(
+        dfx.ODETerm(vector_field), dfx.Tsit5(), t0, t_end, None, (psi0, dpsi0),
+        saveat=dfx.SaveAt(subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))),
+        stepsize_controller=dfx.PIDController(rtol=1e-10, atol=1e-10), event=event, max_steps=100_000,
+    )
+    return solution.ys[0], solution.ts[1][0], tuple(y[0] for y in solution.ys[1]), jnp.any(solution.event_mask)
+
+
+def simulate_routh(p, obstacle, save_times, max_collisions=64):
+    """Seed 002's model: eq. (3) between collisions, Routh's rigid impact at each (see ``routh_impulse``).
+
+    Returns ψ, ψ̇ at ``save_times`` (arrays (len, 2); the state after the
+    impact at a collision instant) and the collisions as an array of rows
+    (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺).
+    """
+    save_times = jnp.asarray(save_times, dtype=float)
+    t, t_end = float(save_times[0]), float(save_times[-1])
+    psi, dpsi = jnp.array(INITIAL_ANGLES, dtype=float), jnp.array(INITIAL_RATES, dtype=float)
+    psi_saved, dpsi_saved = np.full((len(save_times), 2), np.nan), np.full((len(save_times), 2), np.nan)
+    rows = []
+    times = np.asarray(save_times)
+    for _ in range(max_collisions + 1):
+        (psi_s, dpsi_s), t1, (psi, dpsi_before), hit = _free_flight(
+            p, obstacle, jnp.asarray(t), psi, dpsi, save_times, jnp.asarray(t_end))
+        t1 = float(t1)
+        inside = (times >= t) & ((times < t1) | (not bool(hit)))
+        psi_saved[inside], dpsi_saved[inside] = np.asarray(psi_s)[inside], np.asarray(dpsi_s)[inside]
+        if not bool(hit):
+            return psi_saved, dpsi_saved, np.array(rows).reshape(-1, 7)
+        jacobian = contact_jacobian(p, psi)
+        response = jnp.linalg.solve(mass_matrix(p, psi), jacobian.T)
+        impulse = routh_impulse(jacobian @ response, jacobian @ dpsi_before, float(obstacle.friction),
+                                float(obstacle.restitution))
+        dpsi = dpsi_before + response @ jnp.asarray(impulse)
+        rows.append((t1, *np.asarray(psi), *np.asarray(dpsi_before), *np.asarray(dpsi)))
+        t = t1
+    raise RuntimeError(f"more than max_collisions = {max_collisions} collisions")

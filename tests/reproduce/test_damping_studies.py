@@ -40,3 +40,18 @@ def test_improved_refit_reproduces_the_coefficients_in_use():
     assert np.max(np.abs(coefficients - in_use)) < 1e-2
     comparison = damping.improved_comparison(quick=True)
     assert comparison["improved"].max() * 10 < comparison["paper"].max()
+
+
+def test_lambda_grid_solves_eq_23_and_obeys_eq_34(tmp_path):
+    assert main(["reproduce", "damping-lambda", "--quick", "--out", str(tmp_path)]) == 0
+    grid = read_csv(tmp_path / "damping_lambda.csv")
+    assert set(grid) == {"n", "e", "lambda", "c_opt_unit"}
+    n, e, c = grid["n"], grid["e"], grid["c_opt_unit"]
+    # eq. (34): λ = e ĉ / ((n + 1)/2)^(n/(n+1))
+    np.testing.assert_allclose(grid["lambda"], e * c / ((n + 1) / 2) ** (n / (n + 1)), rtol=1e-12)
+    # each ĉ gives back its e in a forward solve of the unit impact (eq. (23)); e = 1 needs c = 0
+    pick = np.arange(0, n.size, 37)
+    e_out = damping.restitution_out(c[pick], 1.0, 1.0, 1.0, n[pick])
+    np.testing.assert_allclose(e_out, e[pick], rtol=1e-7)
+    assert np.all(c[e == 1.0] == 0.0)
+    assert (tmp_path / "damping-lambda.png").stat().st_size > 10_000
