@@ -1,6 +1,6 @@
 """Seed 002, figs. 5–7: double pendulum colliding with a floor at D = 0.9 m, μ = 0 and μ = 0.15.
 
-    python examples/fig05_07_double_pendulum.py [--quick] [--out DIR]
+    python examples/seed002_figs05_07_double_pendulum.py [--quick] [--out DIR]
 
 Also compares, without the obstacle, eq. (3) in minimal coordinates with the
 absolute-coordinate model under the four formulations. Same as
