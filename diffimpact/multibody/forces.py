@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from diffimpact._validation import check_range
-from diffimpact.multibody.bodies import point_position
+from diffimpact.multibody.bodies import SPATIAL_SIZE, euler_torque, point_position
 
 
 def _rate(coordinate, q, v):
@@ -119,7 +119,7 @@ def _angle(q, body):
     if body is None:
         return 0.0
     if q[body].shape[0] != 3:
-        raise ValueError(f"body {body} is not planar: JointDamping and AppliedTorque act on planar bodies")
+        raise ValueError(f"body {body} is not planar: JointDamping acts on planar bodies")
     return q[body][2]
 
 
@@ -153,24 +153,43 @@ class JointDamping(Force):
 
 
 class AppliedTorque(Force):
-    """Harmonic torque M₀ cos(Ω t) on a planar body (seed 002, M₁(t), M₂(t)).
+    """Harmonic torque M₀ cos(Ω t) on one body (seed 002, M₁(t), M₂(t)).
 
-    ``amplitude`` M₀ in N m, ``frequency`` Ω in rad/s.
+    ``amplitude`` M₀ in N m, ``frequency`` Ω in rad/s. On a planar body the
+    torque turns about the normal to the plane (``axis=None``). On a spatial
+    body it turns about the global ``axis`` (normalised here) and enters the
+    Euler-parameter equations as 2 Eᵀ n (eqs. (2.15)–(2.16) of seed 000,
+    ``bodies.euler_torque``).
     """
 
     body: int = eqx.field(static=True)
     amplitude: jnp.ndarray
     frequency: jnp.ndarray
+    axis: Optional[jnp.ndarray]
 
-    def __init__(self, body, amplitude, frequency):
+    def __init__(self, body, amplitude, frequency, axis=None):
         self.body = body
         self.amplitude = jnp.asarray(amplitude, dtype=float)
         self.frequency = jnp.asarray(frequency, dtype=float)
+        if axis is None:
+            self.axis = None
+        else:
+            axis = jnp.asarray(axis, dtype=float)
+            if axis.shape != (3,):
+                raise ValueError(f"axis must be a 3-vector (global torque axis of a spatial body); got shape {axis.shape}")
+            self.axis = axis / check_range("norm of axis", jnp.linalg.norm(axis), 0.0, low_open=True)
 
     def __call__(self, bodies, q, v, t):
         del bodies, v
         torque = self.amplitude * jnp.cos(self.frequency * t)
-        return _along(lambda q: _angle(q, self.body), torque, q)
+        if q[self.body].shape[0] != SPATIAL_SIZE:
+            if self.axis is not None:
+                raise ValueError(f"body {self.body} is planar: AppliedTorque takes no axis there")
+            return _along(lambda q: _angle(q, self.body), torque, q)
+        if self.axis is None:
+            raise ValueError(f"body {self.body} is spatial: give AppliedTorque the global axis of the torque")
+        block = jnp.concatenate([jnp.zeros(3), euler_torque(q[self.body][3:], torque * self.axis)])
+        return tuple(block if k == self.body else jnp.zeros_like(qi) for k, qi in enumerate(q))
 
     @property
     def body_indices(self):

@@ -9,6 +9,7 @@ from scipy.spatial.transform import Rotation
 from scipy.special import ellipk
 
 from diffimpact.multibody import (
+    AppliedTorque,
     AugmentedLagrangian,
     Baumgarte,
     DirectCorrection,
@@ -303,3 +304,31 @@ def test_planar_and_spatial_bodies_do_not_mix():
         Model([PlanarBody(1.0, 0.1, name="disc"), SpatialBody(1.0, [0.1, 0.1, 0.1], name="ball")])
     with pytest.raises(ValueError, match="Gravity"):
         Model([SpatialBody(1.0, [0.1, 0.1, 0.1])], [], [Gravity((0.0, -G))])
+
+
+def test_harmonic_torque_about_a_principal_axis_spins_the_body_as_in_closed_form():
+    """From rest, M₀ cos Ωt about the z principal axis: ω_z = M₀ sin(Ωt)/(Ω J_z), no other rotation."""
+    moments, amplitude, frequency = np.array([0.12, 0.20, 0.27]), 0.5, 3.0
+    model = Model([SpatialBody(2.0, moments, name="rotor")], forces=[AppliedTorque(0, amplitude, frequency, (0, 0, 2.0))])
+    times = jnp.linspace(0.0, 2.0, 21)
+    run = simulate(model, State(*spatial_state([0, 0, 0], [1.0, 0, 0, 0], [0, 0, 0], [0, 0, 0])), times,
+                   LagrangeMultipliers())
+    omega = np.asarray(jax.vmap(angular_velocity)(run.q, run.v))
+    expected = amplitude * np.sin(frequency * np.asarray(times)) / (frequency * moments[2])
+    np.testing.assert_allclose(omega[:, 2], expected, atol=1e-9)
+    np.testing.assert_allclose(omega[:, :2], 0.0, atol=1e-12)
+    # the rotation angle is ∫ω dt = M₀(1 − cos Ωt)/(Ω² J_z), about z
+    angle = 2 * np.arctan2(np.asarray(run.q)[:, 6], np.asarray(run.q)[:, 3])
+    np.testing.assert_allclose(angle, amplitude * (1 - np.cos(frequency * np.asarray(times))) / (frequency**2 * moments[2]),
+                               atol=1e-9)
+
+
+def test_applied_torque_axis_must_match_the_body():
+    planar = Model([PlanarBody(1.0, 0.1)], forces=[AppliedTorque(0, 1.0, 1.0, (0, 0, 1))])
+    with pytest.raises(ValueError, match="planar: AppliedTorque takes no axis"):
+        planar.generalized_force(jnp.zeros(3), jnp.zeros(3), 0.0)
+    spatial = Model([SpatialBody(1.0, [0.1, 0.1, 0.1])], forces=[AppliedTorque(0, 1.0, 1.0)])
+    with pytest.raises(ValueError, match="spatial: give AppliedTorque the global axis"):
+        spatial.generalized_force(jnp.array([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(7), 0.0)
+    with pytest.raises(ValueError, match="norm of axis"):
+        AppliedTorque(0, 1.0, 1.0, (0, 0, 0))
