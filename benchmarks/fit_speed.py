@@ -23,6 +23,8 @@ import subprocess
 import sys
 import time
 
+from _timing import timed
+
 SWEEP_SCRIPT = """
 import time, numpy as np, jax
 from fitting import sensitivity_study as ss
@@ -31,18 +33,6 @@ start = time.perf_counter(); ss.sweep("optimal-damping", e, damping_method="impr
 start = time.perf_counter(); ss.sweep("optimal-damping", e, damping_method="improved"); run = time.perf_counter() - start
 print(jax.device_count(), first - run, run)
 """
-
-
-def timed(fn, *args, repeats=3):
-    """(first call, best of ``repeats`` later calls) in seconds."""
-    import jax
-
-    times = []
-    for _ in range(repeats + 1):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return times[0], min(times[1:])
 
 
 def impact_stiffness():

@@ -17,7 +17,6 @@ Compile time is the first call minus the best later call.
 """
 
 import argparse
-import time
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +24,7 @@ import numpy as np
 
 from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
+from _timing import timed
 
 TOLERANCES = dict(rtol=1e-9, atol=1e-9)
 SAVE_TIMES = jnp.linspace(0.0, tp.DURATION, 801)
@@ -54,16 +54,6 @@ def first_rebound(params):
 
 gradient = jax.jit(jax.grad(first_rebound))
 batch = jax.jit(jax.vmap(lambda e: forward(1e8, e)[0][-1]))
-
-
-def timed(fn, *args, repeats):
-    """(first call, best of ``repeats`` later calls) in seconds."""
-    times = []
-    for _ in range(repeats + 1):
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return times[0], min(times[1:])
 
 
 def main():

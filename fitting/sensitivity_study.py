@@ -135,14 +135,14 @@ def nominal(model, system=NOMINAL, damping_method="exact"):
     return _checked_sensitivities(output_fn, system, PARAMETERS, RELATIVE_STEP)
 
 
-def sweep(model, restitutions, system=NOMINAL, damping_method="exact", checkpoint=None):
-    """Normalised sensitivities along e (the other parameters from ``system``), sharded over the devices.
+@functools.lru_cache(maxsize=16)
+def _sensitivity_at_restitution(model, damping_method, base):
+    """∂ln y/∂ln p as a function of e, the other parameters at ``base`` (a tuple).
 
-    With a ``fitting.checkpoint.Checkpoint`` the sweep runs in chunks of
-    ``SWEEP_CHUNK`` points, each saved when done, and a restart skips them.
-    Returns an array (len(restitutions), 2, 5): ∂ln y/∂ln p, rows ``OUTPUTS``, columns ``PARAMETERS``.
+    Cached, so repeated sweeps of one system get the same function and reuse
+    its compiled, sharded map (``fitting.sharding``).
     """
-    base = jnp.asarray(_values(system))
+    base = jnp.asarray(base)
     index = PARAMETERS.index("restitution")
 
     def normalised_at(restitution):
@@ -153,6 +153,17 @@ def sweep(model, restitutions, system=NOMINAL, damping_method="exact", checkpoin
 
         return jax.jacfwd(outputs)(values) * values[None, :] / outputs(values)[:, None]
 
+    return normalised_at
+
+
+def sweep(model, restitutions, system=NOMINAL, damping_method="exact", checkpoint=None):
+    """Normalised sensitivities along e (the other parameters from ``system``), sharded over the devices.
+
+    With a ``fitting.checkpoint.Checkpoint`` the sweep runs in chunks of
+    ``SWEEP_CHUNK`` points, each saved when done, and a restart skips them.
+    Returns an array (len(restitutions), 2, 5): ∂ln y/∂ln p, rows ``OUTPUTS``, columns ``PARAMETERS``.
+    """
+    normalised_at = _sensitivity_at_restitution(model, damping_method, tuple(_values(system)))
     restitutions = np.asarray(restitutions, dtype=float)
     if checkpoint is None:
         return sharded_map(normalised_at, restitutions)

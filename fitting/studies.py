@@ -15,8 +15,8 @@ FITS = {
     ),
     "sensitivity": (
         sensitivity_study.run,
-        "normalised sensitivities ∂ln v_out/∂ln p of the central impact (optimal damping, Hunt–Crossley + Flores) "
-        "to k, e, n, v0, m, checked against central differences",
+        "normalised sensitivities ∂ln y/∂ln p of the central impact (optimal damping, Hunt–Crossley + Flores; "
+        "k, e, n, v0, m) and of the two pendulums' first impact (k, e, n, release angle), checked against central differences",
     ),
     "two-pendulum": (
         two_pendulum.run,
