@@ -29,6 +29,13 @@ of the event times (diffrax differentiates the located root), so ``jax.grad``
 through impacts is exact up to the tolerances. The contact forces themselves
 are the clipped, continuous laws in every segment: the events only place the
 steps and switch the laws. Models without contacts take the single-solve path.
+
+Known limitation: a law that separates at zero force (eq. (20) of seed 004,
+e.g. eq. (50)'s Hertz + linear damper) ends the contact while the bodies may
+still overlap (δ > 0). If they move back together before δ has returned below
+zero, the onset event −δ never crosses zero and the contact is missed (the
+body sinks through). Rapid small bounces in resting contact do this; check
+``Trajectory.events`` and the penetration of long runs with such laws.
 """
 
 import diffrax as dfx
