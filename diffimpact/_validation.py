@@ -48,3 +48,9 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
 def check_positive(name, value):
     """``value > 0`` and finite."""
     return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True)
+
+
+def unit_vector(name, vector):
+    """``vector`` divided by its norm, which must be positive and finite ("norm of NAME")."""
+    vector = jnp.asarray(vector, dtype=float)
+    return vector / check_positive(f"norm of {name}", jnp.linalg.norm(vector))

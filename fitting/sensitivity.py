@@ -6,7 +6,6 @@ paths as in ``fitting.parameters``; array parameters contribute one column
 per entry.
 """
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 

@@ -1,5 +1,7 @@
 """Shared test helpers."""
 
+import jax
+import numpy as np
 import pytest
 
 
@@ -15,3 +17,20 @@ def _central_difference(fn, point, argnum, relative_step=1e-5):
 @pytest.fixture(scope="session")
 def central_difference():
     return _central_difference
+
+
+def _check_gamma_against_second_difference(model, q0, v0, a0, t0=0.4, h=1e-4):
+    """Φ̈ = D a − γ along q(t) = q0 + v0 t + a0 t²/2 (eqs. (2.10)–(2.11)), against a second difference of Φ."""
+
+    def phi(dt):
+        return model.constraint(q0 + v0 * dt + 0.5 * a0 * dt**2, t0 + dt)
+
+    second_difference = (phi(h) - 2 * phi(0.0) + phi(-h)) / h**2
+    exact = jax.jit(lambda q, v, a: model.jacobian(q, t0) @ a - model.gamma(q, v, t0))(q0, v0, a0)
+    assert np.max(np.abs(exact)) > 1.0
+    np.testing.assert_allclose(second_difference, exact, atol=1e-5)
+
+
+@pytest.fixture(scope="session")
+def check_gamma():
+    return _check_gamma_against_second_difference

@@ -127,6 +127,16 @@ def point_position(coordinates, point):
     return position(coordinates) + orientation(coordinates) @ jnp.asarray(point, dtype=float)
 
 
+def global_point(q, body, point):
+    """Global position of the body-fixed ``point`` of ``q[body]``; ``point`` itself for the ground (``None``)."""
+    return point if body is None else point_position(q[body], point)
+
+
+def global_direction(q, body, vector):
+    """Global direction A_i v' of the body-fixed ``vector``; ``vector`` itself for the ground (``None``)."""
+    return vector if body is None else orientation(q[body]) @ vector
+
+
 def angular_velocity(coordinates, velocities, body_frame=False):
     """Angular velocity of a spatial body (rad/s): ω = 2 E ṗ (global) or ω' = 2 G ṗ (body frame)."""
     p, rate = coordinates[3:], velocities[3:]

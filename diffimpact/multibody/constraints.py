@@ -21,9 +21,9 @@ from typing import Callable, ClassVar, Optional
 import equinox as eqx
 import jax.numpy as jnp
 
-from diffimpact._validation import check_positive
+from diffimpact._validation import unit_vector
 
-from diffimpact.multibody.bodies import PLANAR_SIZE, SPATIAL_SIZE, euler_g, orientation, point_position
+from diffimpact.multibody.bodies import PLANAR_SIZE, SPATIAL_SIZE, euler_g, global_direction, global_point
 
 
 class Constraint(eqx.Module):
@@ -107,27 +107,28 @@ class EulerParameters(Constraint):
         return (self.body,)
 
 
-def _point(q, body, point):
-    """Global position of a body-fixed point, or ``point`` itself for the ground (``None``)."""
-    return point if body is None else point_position(q[body], point)
-
-
-def _direction(q, body, vector):
-    """Global direction of a body-fixed vector, or ``vector`` itself for the ground."""
-    return vector if body is None else orientation(q[body]) @ vector
-
-
 class _CoincidentPoints(Constraint):
-    """Points P_i and P_j coincide: Φ = r_i + A_i s'_i − r_j − A_j s'_j (eqs. (2.2)–(2.3))."""
+    """Points P_i and P_j coincide: Φ = r_i + A_i s'_i − r_j − A_j s'_j (eqs. (2.2)–(2.3)).
 
-    body_i: eqx.AbstractVar[int]
-    point_i: eqx.AbstractVar[jnp.ndarray]
-    body_j: eqx.AbstractVar[Optional[int]]
-    point_j: eqx.AbstractVar[jnp.ndarray]
+    One equation per component: ``size`` is the dimension of the points (2
+    planar, 3 spatial). Points are body-fixed; with ``body_j=None`` the joint
+    is to the ground and ``point_j`` is a global position.
+    """
+
+    body_i: int = eqx.field(static=True)
+    point_i: jnp.ndarray
+    body_j: Optional[int] = eqx.field(static=True)
+    point_j: jnp.ndarray
+
+    def __init__(self, body_i, point_i, body_j, point_j):
+        self.body_i = body_i
+        self.point_i = _vector("point_i", point_i, self.size)
+        self.body_j = body_j
+        self.point_j = _vector("point_j", point_j, self.size)
 
     def __call__(self, q, t):
         del t
-        return _point(q, self.body_i, self.point_i) - _point(q, self.body_j, self.point_j)
+        return global_point(q, self.body_i, self.point_i) - global_point(q, self.body_j, self.point_j)
 
     @property
     def body_indices(self):
@@ -142,44 +143,15 @@ def _vector(name, value, dimension):
 
 
 class RevolutePlanar(_CoincidentPoints):
-    """Planar revolute (pin) joint: points P_i and P_j coincide (2 equations).
+    """Planar revolute (pin) joint: points P_i and P_j coincide (2 equations, seed 000 eqs. (2.2)–(2.3))."""
 
-    Φ = r_i + A_i s'_i − r_j − A_j s'_j (seed 000, eqs. (2.2)–(2.3)). The points
-    are in body-fixed coordinates; with ``body_j=None`` the joint is to the
-    ground and ``point_j`` is a global position.
-    """
-
-    body_i: int = eqx.field(static=True)
-    point_i: jnp.ndarray
-    body_j: Optional[int] = eqx.field(static=True)
-    point_j: jnp.ndarray
     size: ClassVar[int] = 2
-
-    def __init__(self, body_i, point_i, body_j, point_j):
-        self.body_i = body_i
-        self.point_i = _vector("point_i", point_i, 2)
-        self.body_j = body_j
-        self.point_j = _vector("point_j", point_j, 2)
 
 
 class Spherical(_CoincidentPoints):
-    """Spherical (ball) joint between spatial bodies: points P_i and P_j coincide (3 equations).
+    """Spherical (ball) joint between spatial bodies: points P_i and P_j coincide (3 equations, eqs. (2.2)–(2.3) in 3-D)."""
 
-    Eqs. (2.2)–(2.3) in 3-D. Points in body-fixed coordinates; with
-    ``body_j=None`` the joint is to the ground and ``point_j`` is global.
-    """
-
-    body_i: int = eqx.field(static=True)
-    point_i: jnp.ndarray
-    body_j: Optional[int] = eqx.field(static=True)
-    point_j: jnp.ndarray
     size: ClassVar[int] = 3
-
-    def __init__(self, body_i, point_i, body_j, point_j):
-        self.body_i = body_i
-        self.point_i = _vector("point_i", point_i, 3)
-        self.body_j = body_j
-        self.point_j = _vector("point_j", point_j, 3)
 
 
 def _perpendiculars(axis):
@@ -218,12 +190,12 @@ class RevoluteSpatial(Constraint):
 
     def __call__(self, q, t):
         del t
-        coincident = _point(q, self.body_i, self.point_i) - _point(q, self.body_j, self.point_j)
+        coincident = global_point(q, self.body_i, self.point_i) - global_point(q, self.body_j, self.point_j)
         first, second = _perpendiculars(self.axis_i)
-        axis_j = _direction(q, self.body_j, self.axis_j)
+        axis_j = global_direction(q, self.body_j, self.axis_j)
         return jnp.concatenate([
             coincident,
-            jnp.stack([_direction(q, self.body_i, first) @ axis_j, _direction(q, self.body_i, second) @ axis_j]),
+            jnp.stack([global_direction(q, self.body_i, first) @ axis_j, global_direction(q, self.body_i, second) @ axis_j]),
         ])
 
     @property
@@ -232,9 +204,7 @@ class RevoluteSpatial(Constraint):
 
 
 def _unit(name, vector):
-    vector = _vector(name, vector, 3)
-    norm = check_positive(f"norm of {name}", jnp.linalg.norm(vector))
-    return vector / norm
+    return unit_vector(name, _vector(name, vector, 3))
 
 
 class Driver(Constraint):

@@ -38,36 +38,21 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from diffimpact._validation import check_range
+from diffimpact._validation import check_range, unit_vector
 from diffimpact.contact._math import positive_power, safe_norm
 from diffimpact.contact.damping_factors import flores
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import METHODS, optimal_damping
-from diffimpact.multibody.bodies import orientation, point_position, position
+from diffimpact.multibody.bodies import global_direction, global_point, orientation, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
 
 # --- geometries -------------------------------------------------------------------
 
 
-def _position(q, body, point):
-    """Global position of a body-fixed point (or ``point`` itself for the ground)."""
-    return point if body is None else point_position(q[body], point)
-
-
-def _direction(q, body, vector):
-    """Global direction of a body-fixed vector (or ``vector`` itself for the ground)."""
-    return vector if body is None else orientation(q[body]) @ vector
-
-
-def _unit(name, vector):
-    vector = jnp.asarray(vector, dtype=float)
-    return vector / check_range(f"norm of {name}", jnp.linalg.norm(vector), 0.0, low_open=True)
-
-
 def _local(q, body, global_position):
-    """Body-frame coordinates s' of a global position (inverse of ``_position``)."""
+    """Body-frame coordinates s' of a global position (inverse of ``global_point``)."""
     if body is None:
         return global_position
     return orientation(q[body]).T @ (global_position - position(q[body]))
@@ -121,21 +106,21 @@ class CirclePlane(Geometry):
     def __init__(self, body_i, plane_point, plane_normal, body_j, centre=None, radius=0.0):
         self.body_i = body_i
         self.plane_point = jnp.asarray(plane_point, dtype=float)
-        self.plane_normal = _unit("plane_normal", plane_normal)
+        self.plane_normal = unit_vector("plane_normal", plane_normal)
         self.body_j = body_j
         self.centre = jnp.zeros_like(self.plane_normal) if centre is None else jnp.asarray(centre, dtype=float)
         self.radius = check_range("radius", radius, 0.0)
         _same_dimension(plane_point=self.plane_point, plane_normal=self.plane_normal, centre=self.centre)
 
     def normal(self, q):
-        return _direction(q, self.body_i, self.plane_normal)
+        return global_direction(q, self.body_i, self.plane_normal)
 
     def penetration(self, q):
-        offset = _position(q, self.body_j, self.centre) - _position(q, self.body_i, self.plane_point)
+        offset = global_point(q, self.body_j, self.centre) - global_point(q, self.body_i, self.plane_point)
         return self.radius - offset @ self.normal(q)
 
     def point(self, q):
-        return _position(q, self.body_j, self.centre) - (self.radius - self.penetration(q) / 2) * self.normal(q)
+        return global_point(q, self.body_j, self.centre) - (self.radius - self.penetration(q) / 2) * self.normal(q)
 
 
 SpherePlane = CirclePlane
@@ -176,7 +161,7 @@ class CircleCircle(Geometry):
         _same_dimension(centre_i=self.centre_i, centre_j=self.centre_j)
 
     def _axis(self, q):
-        return _position(q, self.body_j, self.centre_j) - _position(q, self.body_i, self.centre_i)
+        return global_point(q, self.body_j, self.centre_j) - global_point(q, self.body_i, self.centre_i)
 
     def normal(self, q):
         axis = self._axis(q)
@@ -186,7 +171,7 @@ class CircleCircle(Geometry):
         return self.radius_i + self.radius_j - safe_norm(self._axis(q))
 
     def point(self, q):
-        centre = _position(q, self.body_i, self.centre_i)
+        centre = global_point(q, self.body_i, self.centre_i)
         return centre + (self.radius_i - self.penetration(q) / 2) * self.normal(q)
 
 
@@ -236,9 +221,9 @@ class SphereFace(Geometry):
     def __init__(self, body_i, face_centre, face_normal, face_axis, half_lengths, body_j, centre=None, radius=0.0):
         self.body_i, self.body_j = body_i, body_j
         self.face_centre = jnp.asarray(face_centre, dtype=float)
-        self.face_normal = _unit("face_normal", face_normal)
+        self.face_normal = unit_vector("face_normal", face_normal)
         axis = jnp.asarray(face_axis, dtype=float)
-        self.face_axis = _unit("face_axis (in the face plane)", axis - (axis @ self.face_normal) * self.face_normal)
+        self.face_axis = unit_vector("face_axis (in the face plane)", axis - (axis @ self.face_normal) * self.face_normal)
         self.half_lengths = check_range("half_lengths", half_lengths, 0.0, low_open=True)
         if self.half_lengths.shape != (2,):
             raise ValueError(f"half_lengths must be (a, b); got shape {self.half_lengths.shape}")
@@ -251,10 +236,10 @@ class SphereFace(Geometry):
             raise ValueError("SphereFace is spatial: its vectors must have 3 components")
 
     def normal(self, q):
-        return _direction(q, self.body_i, self.face_normal)
+        return global_direction(q, self.body_i, self.face_normal)
 
     def _offset(self, q):
-        return _position(q, self.body_j, self.centre) - _position(q, self.body_i, self.face_centre)
+        return global_point(q, self.body_j, self.centre) - global_point(q, self.body_i, self.face_centre)
 
     def plane_penetration(self, q):
         """δ_p = R − (C − F) · n, the gap to the unbounded face plane (m)."""
@@ -262,13 +247,13 @@ class SphereFace(Geometry):
 
     def penetration(self, q):
         offset = self._offset(q)
-        u = _direction(q, self.body_i, self.face_axis)
+        u = global_direction(q, self.body_i, self.face_axis)
         w = jnp.cross(self.normal(q), u)
         margin = self.half_lengths - jnp.abs(jnp.stack([offset @ u, offset @ w]))
         return jnp.minimum(self.plane_penetration(q), jnp.min(margin))
 
     def point(self, q):
-        return _position(q, self.body_j, self.centre) - (self.radius - self.plane_penetration(q) / 2) * self.normal(q)
+        return global_point(q, self.body_j, self.centre) - (self.radius - self.plane_penetration(q) / 2) * self.normal(q)
 
 
 # --- impact-dependent laws ---------------------------------------------------------
@@ -434,7 +419,7 @@ class Contact(Force):
         """p_j(q) − p_i(q) for the material points of bodies j and i at P(``at``)."""
         contact_point = self.geometry.point(at)
         i, j = self.geometry.body_i, self.geometry.body_j
-        return _position(q, j, _local(at, j, contact_point)) - _position(q, i, _local(at, i, contact_point))
+        return global_point(q, j, _local(at, j, contact_point)) - global_point(q, i, _local(at, i, contact_point))
 
     def __call__(self, bodies, q, v, t):
         del bodies, t

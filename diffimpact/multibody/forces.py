@@ -16,8 +16,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from diffimpact._validation import check_range
-from diffimpact.multibody.bodies import SPATIAL_SIZE, euler_torque, point_position
+from diffimpact._validation import check_range, unit_vector
+from diffimpact.multibody.bodies import SPATIAL_SIZE, euler_torque, global_point
 
 
 def _rate(coordinate, q, v):
@@ -95,9 +95,7 @@ class SpringDamper(Force):
 
     def length(self, q):
         """Distance ℓ between the two attachment points (m)."""
-        p_i = point_position(q[self.body_i], self.point_i)
-        p_j = self.point_j if self.body_j is None else point_position(q[self.body_j], self.point_j)
-        return jnp.linalg.norm(p_i - p_j)
+        return jnp.linalg.norm(global_point(q, self.body_i, self.point_i) - global_point(q, self.body_j, self.point_j))
 
     def potential_energy(self, bodies, q):
         del bodies
@@ -177,7 +175,7 @@ class AppliedTorque(Force):
             axis = jnp.asarray(axis, dtype=float)
             if axis.shape != (3,):
                 raise ValueError(f"axis must be a 3-vector (global torque axis of a spatial body); got shape {axis.shape}")
-            self.axis = axis / check_range("norm of axis", jnp.linalg.norm(axis), 0.0, low_open=True)
+            self.axis = unit_vector("axis", axis)
 
     def __call__(self, bodies, q, v, t):
         del bodies, v
