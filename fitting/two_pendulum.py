@@ -77,8 +77,8 @@ MAX_STEPS = 40
 #: |∂loss/∂θ| at which to stop: with the curvature of this problem (σ_θ ≈ 0.005) θ is then within 1e-7 of the minimum.
 GTOL = 1e-3
 #: One optimiser object: repeated fits reuse the compiled step. Each step costs a forward-mode
-#: Jacobian (two tangents through one solve: 12 ms against 153 ms and 19 s against 47 s of
-#: compilation for reverse mode on the quick data), so Levenberg–Marquardt's few steps beat Adam's hundreds.
+#: Jacobian (two tangents through one solve; `python benchmarks/fit_speed.py` measures it against
+#: reverse mode), so Levenberg–Marquardt's few steps beat Adam's hundreds.
 OPTIMIZER = levenberg_marquardt()
 SCHEMA = Schema(
     NAME,
