@@ -223,7 +223,7 @@ def pendulum_outputs(system):
     model = tp.model(p, "optimal", "improved")
     state = tp.initial_state(p, jnp.stack([jnp.asarray(tp.INITIAL_ANGLES[0]), -system.release_angle]))
     run = simulate(model, state, jnp.array([PENDULUM_HORIZON]), LagrangeMultipliers(), rtol=1e-10, atol=1e-10,
-                   max_events=2, adjoint=dfx.ForwardMode())
+                   max_events=6, adjoint=dfx.ForwardMode())
     events = run.events
     after = tp.angular_velocities(events.v[1])
     _, approach_speed = model.forces[1].penetration_rate(model.split(events.q[0]), model.split(events.v[0]))

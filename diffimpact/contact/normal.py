@@ -14,6 +14,10 @@ damping, ...) can be differentiated, vmapped and fitted. Each law provides
 * ``stiffness`` and ``exponent`` (k and n of k δ^n), which also set the natural
   length scale of an impact (seed 004 eq. (27)).
 
+``free_surface`` gives the recovery of the contact zone after a zero-force
+separation with residual penetration (seed 004 eq. (51)), used by the
+multibody driver to decide when the bodies touch again.
+
 Units: δ in m, δ̇ in m/s, k in N/m^n, forces in N.
 """
 
@@ -129,3 +133,44 @@ class HuntCrossley(NormalForceLaw):
         return (self.hysteresis * penetration_rate + self.stiffness) * signed_power(
             penetration, self.exponent
         )
+
+
+def free_surface(law, residual, elapsed):
+    """Indentation x_s and its rate ẋ_s of the contact zone after a zero-force separation.
+
+    A law f = c δ̇ + k δ^n (``KelvinVoigt``, ``HertzLinearDamper``) separates when
+    f = 0 (seed 004 eq. (20)) with a residual penetration δ_r > 0 (eq. (51)).
+    With the body gone, the spring and damper of the law still act on the
+    deformed zone: c ẋ_s + k x_s^n = 0, x_s(0) = δ_r. Its solution is
+
+        x_s = δ_r (1 + (n − 1) r τ)^(−1/(n − 1)),  r = (k/c) δ_r^(n−1),
+
+    (x_s = δ_r e^(−r τ) for n = 1; for n < 1 the zone is flat again after
+    τ = 1/((1 − n) r)), and ẋ_s = −(k/c) x_s^n. The bodies touch again when
+    δ = x_s. For laws that separate at δ = 0, or without damping, x_s = 0.
+
+    Parameters
+    ----------
+    law : a ``NormalForceLaw``.
+    residual : δ_r (m), ≥ 0.
+    elapsed : τ (s), time since the separation, ≥ 0.
+
+    Returns
+    -------
+    (x_s, ẋ_s) in m and m/s.
+    """
+    residual, elapsed = jnp.asarray(residual, dtype=float), jnp.asarray(elapsed, dtype=float)
+    if not law.separates_at_zero_force:
+        return jnp.zeros_like(residual), jnp.zeros_like(residual)
+    n = law.exponent
+    active = (residual > 0) & (law.damping > 0)
+    ratio = law.stiffness / jnp.where(active, law.damping, 1.0)  # k/c
+    safe_residual = jnp.where(active, residual, 1.0)
+    rate = ratio * safe_residual ** (n - 1.0) * jnp.maximum(elapsed, 0.0)  # r τ
+    linear = jnp.abs(n - 1.0) < 1e-9
+    safe_n = jnp.where(linear, 2.0, n)
+    base = jnp.maximum(1.0 + (safe_n - 1.0) * rate, 0.0)
+    flat = base <= 0
+    power = jnp.where(flat, 0.0, jnp.where(flat, 1.0, base) ** (-1.0 / (safe_n - 1.0)))
+    x = jnp.where(active, safe_residual * jnp.where(linear, jnp.exp(-rate), power), 0.0)
+    return x, -ratio * signed_power(x, n)

@@ -9,14 +9,35 @@ Contact events. When the model has ``Contact`` forces, the integration is split
 into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact (seed 004 §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
-runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` with one
-event function per contact, chosen by the contact's status: out of contact
-−δ (onset: δ crosses 0 upwards), in contact ``Contact.separation_function``
-(the force of laws that separate at zero force, eq. (20) of seed 004, else δ),
-both as down-crossings located by Newton's method on the dense output. At an
-event the status flips and
+runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (down-
+crossings located by Newton's method on the dense output). Each contact is
+closed, open and receding, or open and approaching:
 
-* at onset, an ``ImpactLaw`` is resolved with the effective mass of the
+* closed: the event is ``Contact.separation_function`` (the force of laws that
+  separate at zero force, eq. (20) of seed 004, else δ);
+* open: with the gap g = x_s − δ (x_s: the recovering contact zone, below),
+  receding ends where ġ turns negative (a turning point) and approaching
+  ends at the onset g = 0 or where ġ turns positive again.
+
+Splitting the open phases at the turning points of g makes g monotone within
+each segment, so a contact cannot begin and end inside one step unseen (the
+events are sign changes at step ends; Tsit5 integrates a ballistic flight
+exactly and would otherwise step over a whole bounce). Turning points only end
+segments; ``Events`` lists the onsets and separations.
+
+Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
+damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
+δ_r (eq. (51)). The deformed zone then recovers by the law without the body,
+c ẋ_s + k x_s^n = 0 (``diffimpact.contact.normal.free_surface``), and the
+bodies touch again when δ reaches x_s. A return onto the recovering zone
+(the bodies never parted: δ > 0 at the turning point) keeps the law of the
+impact; once they have parted (δ < 0 at the turning point) the zone counts as
+recovered and the next onset is a new impact at δ = 0. Energy is never
+injected: at a return the force c (δ̇ − ẋ_s) is compressive.
+
+At an event the status changes and
+
+* at a new impact, an ``ImpactLaw`` is resolved with the effective mass of the
   contact normal in the constrained system, m = 1/(wᵀ M_c⁻¹ w), and the
   approach speed ⁻δ̇ at the located onset (``contact.normal_response``);
 * at onset of a ``NewtonRestitution`` contact the impulse of
@@ -27,15 +48,13 @@ each segment and the values of the segment that contains them are kept (a save
 time at an event gets the state after it). Gradients include the sensitivity
 of the event times (diffrax differentiates the located root), so ``jax.grad``
 through impacts is exact up to the tolerances. The contact forces themselves
-are the clipped, continuous laws in every segment: the events only place the
-steps and switch the laws. Models without contacts take the single-solve path.
+are the continuous laws in every segment: the events only place the steps and
+switch the laws. Models without contacts take the single-solve path.
 
-Known limitation: a law that separates at zero force (eq. (20) of seed 004,
-e.g. eq. (50)'s Hertz + linear damper) ends the contact while the bodies may
-still overlap (δ > 0). If they move back together before δ has returned below
-zero, the onset event −δ never crosses zero and the contact is missed (the
-body sinks through). Rapid small bounces in resting contact do this; check
-``Trajectory.events`` and the penetration of long runs with such laws.
+Resting contact with a law re-resolved at every new impact can chatter
+(bounces of decreasing height, as with a rigid ball and a coefficient of
+restitution): each bounce costs events, and a run that needs more than
+``max_events`` stops with an error.
 """
 
 import diffrax as dfx
@@ -47,7 +66,7 @@ import numpy as np
 import optimistix as optx
 
 from diffimpact._validation import check_positive
-from diffimpact.contact.normal import NormalForceLaw
+from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import Contact, resolve_at_onset, restitution_impulse
 from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.model import Model, State
@@ -85,7 +104,9 @@ class Trajectory(eqx.Module):
 
 
 class Events(eqx.Module):
-    """Contact events in the order they happened; rows past ``count`` are unused (t = inf).
+    """Contact onsets and separations in the order they happened; rows past ``count`` are unused (t = inf).
+
+    The turning points of open gaps, which also end segments, are not listed.
 
     Attributes
     ----------
@@ -189,8 +210,10 @@ def simulate(
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
         ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
         (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters.
-    max_events : most contact events (onsets plus separations) in the run;
-        more raise an error at run time. Only for models with ``Contact``s.
+    max_events : most events in the run: contact onsets and separations, and
+        the turning points of open contacts' gaps (where the bodies stop
+        receding or approaching); more raise an error at run time. Only for
+        models with ``Contact``s.
     event_tol : rtol and atol of the Newton root finder on the event times.
 
     Returns
@@ -293,31 +316,142 @@ def _select(flag, new, old):
     return eqx.combine(chosen, static)
 
 
+# Status of each contact in ``_simulate_events``.
+RECEDING, APPROACHING, CLOSED = 0, 1, 2
+
+
+def _open_gap(contact, q, v, t, residual, released):
+    """Gap g = x_s − δ of an open contact and its rate ġ = ẋ_s − δ̇ (x_s: ``free_surface``)."""
+    penetration, rate = contact.penetration_rate(q, v)
+    law = contact.active_law
+    if law is None:
+        return -penetration, -rate
+    surface, surface_rate = free_surface(law, residual, t - released)
+    return surface - penetration, surface_rate - rate
+
+
+class _EventBisection(optx.AbstractRootFinder):
+    """Bisection on the event function that triggered (``optimistix.Bisection`` on a sum).
+
+    diffrax root-finds all event functions together, the ones that did not
+    trigger set to zero, so their sum is the triggered function. Bisection
+    needs no derivative: it is safe on the kinks of ``_per_elapsed`` at the
+    segment start and on functions whose slope vanishes near the root, where
+    Newton's method fails. It stops when the bracket is shorter than
+    atol + rtol |t|.
+    """
+
+    rtol: float
+    atol: float
+    norm = staticmethod(jnp.abs)
+
+    @property
+    def _bisection(self):
+        return optx.Bisection(rtol=self.rtol, atol=self.atol, flip=True)
+
+    @staticmethod
+    def _summed(fn):
+        def summed(y, args):
+            values, aux = fn(y, args)
+            return sum(jax.tree.leaves(values)), aux
+
+        return summed
+
+    def init(self, fn, y, args, options, f_struct, aux_struct, tags):
+        scalar = jax.ShapeDtypeStruct((), jax.tree.leaves(f_struct)[0].dtype)
+        return self._bisection.init(self._summed(fn), y, args, options, scalar, aux_struct, tags)
+
+    def step(self, fn, y, args, options, state, tags):
+        return self._bisection.step(self._summed(fn), y, args, options, state, tags)
+
+    def terminate(self, fn, y, args, options, state, tags):
+        # on the bracket only: the event functions have units (and slopes) of their own,
+        # so |value| < atol, which optimistix.Bisection also asks, may be out of reach
+        del fn, args, options, tags
+        return jnp.abs(state.upper - state.lower) < self.atol + self.rtol * jnp.abs(y), optx.RESULTS.successful
+
+    def postprocess(self, fn, y, aux, args, options, state, tags, result):
+        return self._bisection.postprocess(self._summed(fn), y, aux, args, options, state, tags, result)
+
+
+def _per_elapsed(value, t, start):
+    """value/(t − start) after ``start``, 1 at it: same sign, no root at the segment start."""
+    later = t > start
+    return jnp.where(later, value / jnp.where(later, t - start, 1.0), 1.0)
+
+
 def _event_functions(model, contacts):
-    """One down-crossing event function per contact: −δ when open, the separation function when closed."""
+    """Two down-crossing event functions per contact, chosen by its status.
+
+    The first: the separation function when closed; ġ when receding (the
+    bodies start to approach); g when approaching (onset). The second: −ġ
+    when approaching (the bodies start to recede), else inactive (1).
+    A segment that starts at a separation or a turning point starts with
+    ġ = 0; ġ is divided by the time since the segment start so that the
+    event function is positive there (its limit is ±g̈) and has no root at
+    the start: a bounce shorter than the first step is still seen.
+    """
 
     def make(slot, k):
-        def cond_fn(t, y, args, **kwargs):
-            del t, kwargs
-            model, closed = args
+        def evaluate(t, y, args):
+            model, status, residual, released, start = args
             q, v = (model.split(x) for x in y)
             contact = model.forces[k]
-            return jnp.where(closed[slot], contact.separation_function(q, v), -contact.penetration(q))
+            gap, rate = _open_gap(contact, q, v, t, residual[slot], released[slot])
+            return contact, q, v, status[slot], gap, rate, start
 
-        return cond_fn
+        def first(t, y, args, **kwargs):
+            del kwargs
+            contact, q, v, status, gap, rate, start = evaluate(t, y, args)
+            open_value = jnp.where(status == RECEDING, _per_elapsed(rate, t, start), gap)
+            return jnp.where(status == CLOSED, contact.separation_function(q, v), open_value)
 
-    return tuple(make(slot, k) for slot, k in enumerate(contacts))
+        def second(t, y, args, **kwargs):
+            del kwargs
+            _, _, _, status, _, rate, start = evaluate(t, y, args)
+            return jnp.where(status == APPROACHING, _per_elapsed(-rate, t, start), 1.0)
+
+        return first, second
+
+    return tuple(fn for slot, k in enumerate(contacts) for fn in make(slot, k))
 
 
-def _apply_event(model, closed, slot, k, q, v, t):
-    """Flip contact k's status at its event; resolve its law at onset or apply the Newton impulse."""
+def _apply_event(model, status, residual, released, slot, k, second, q, v, t):
+    """Contact k's event (its ``second`` function or the first): the new model, status and velocities.
+
+    Returns ``(model, status, residual, released, v, contact_event, onset)``;
+    ``contact_event`` is False at the turning points of an open gap.
+    """
     contact = model.forces[k]
-    onset = ~closed[slot]
+    current = status[slot]
+    penetration = contact.penetration(model.split(q))
+    separation = ~second & (current == CLOSED)
+    turn = ~second & (current == RECEDING)
+    onset = ~second & (current == APPROACHING)
+    law = contact.active_law
+    left = jnp.maximum(penetration, 0.0) if law is not None and law.separates_at_zero_force else 0.0
+    # a residual surface deformation is kept until the bodies part (δ < 0 at the turn)
+    new_residual = jnp.where(separation, left, jnp.where(turn & (penetration < 0), 0.0, residual[slot]))
+    new_released = jnp.where(separation | onset, t, released[slot])
     if contact.impulsive:
-        return model, closed, restitution_impulse(model, contact, q, v, t), onset
-    resolved = eqx.tree_at(lambda m: m.forces[k], model, resolve_at_onset(model, contact, q, v, t))
-    updated = _engage(_select(onset, resolved, model), k, onset)
-    return updated, closed.at[slot].set(onset), v, onset
+        new_status = jnp.where(turn, APPROACHING, RECEDING)
+        v = jnp.where(onset, restitution_impulse(model, contact, q, v, t), v)
+        updated = model
+    else:
+        new_status = jnp.where(onset, CLOSED, jnp.where(turn, APPROACHING, RECEDING))
+        # a fresh impact sets the law; a return onto the recovering surface keeps it
+        fresh = onset & (residual[slot] <= 0)
+        resolved = eqx.tree_at(lambda m: m.forces[k], model, resolve_at_onset(model, contact, q, v, t))
+        updated = _engage(_select(fresh, resolved, model), k, new_status == CLOSED)
+    return (
+        updated,
+        status.at[slot].set(new_status),
+        residual.at[slot].set(new_residual),
+        released.at[slot].set(new_released),
+        v,
+        separation | onset,
+        onset,
+    )
 
 
 def _engage(model, k, engaged):
@@ -330,27 +464,30 @@ def _simulate_events(
     model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol
 ):
     contacts = _contact_indices(model)
-    q0 = model.split(state0.q)
-    closed0 = jnp.stack(
-        [(model.forces[k].penetration(q0) > 0) & (not model.forces[k].impulsive) for k in contacts]
-    )
+    q0, v0 = model.split(state0.q), model.split(state0.v)
+    status0 = []
     for slot, k in enumerate(contacts):
-        model = _engage(model, k, closed0[slot])
+        contact = model.forces[k]
+        penetration, rate = contact.penetration_rate(q0, v0)
+        closed = (penetration > 0) & (not contact.impulsive)
+        model = _engage(model, k, closed)
+        status0.append(jnp.where(closed, CLOSED, jnp.where(rate >= 0, APPROACHING, RECEDING)))
+    status0 = jnp.stack(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
     event = dfx.Event(
         _event_functions(model, contacts),
-        root_finder=optx.Newton(rtol=event_tol, atol=event_tol),
+        root_finder=_EventBisection(rtol=event_tol, atol=event_tol),
         direction=False,
     )
 
     def vector_field(t, y, args):
-        model, _ = args
+        model = args[0]
         q, v = y
         return v, formulation.acceleration(model, q, v, t)
 
     def segment(carry, _):
-        params, closed, t0, q, v, ys, done = carry
+        params, status, residual, released, t0, q, v, ys, done = carry
         model = eqx.combine(params, static)
 
         def run(_):
@@ -361,7 +498,7 @@ def _simulate_events(
                 t1=t_end,
                 dt0=dt0,
                 y0=(q, v),
-                args=(model, closed),
+                args=(model, status, residual, released, t0),
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))
                 ),
@@ -371,39 +508,51 @@ def _simulate_events(
                 adjoint=adjoint,
                 progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
             )
-            masks = jnp.stack(solution.event_mask)
+            masks = jnp.stack(solution.event_mask).reshape(len(contacts), 2)
             t1 = solution.ts[1][0]
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = jnp.any(masks)
             saved = (save_times >= t0) & ((save_times < t1) | ~happened)
             new_ys = _select(saved[:, None], solution.ys[0], ys)
-            new_model, new_closed, onset, which = model, closed, jnp.array(False), jnp.array(-1)
+            new = (model, status, residual, released)
+            contact_event, onset, which = jnp.array(False), jnp.array(False), jnp.array(-1)
             for slot, k in enumerate(contacts):
-                m_k, c_k, v_k, o_k = _apply_event(model, closed, slot, k, q1, v1, t1)
-                hit = masks[slot]
-                new_model = _select(hit, m_k, new_model)
-                new_closed = jnp.where(hit, c_k, new_closed)
+                hit = masks[slot, 0] | masks[slot, 1]
+                *state_k, v_k, event_k, onset_k = _apply_event(
+                    model, status, residual, released, slot, k, masks[slot, 1], q1, v1, t1
+                )
+                new = _select(hit, tuple(state_k), new)
                 v1 = jnp.where(hit, v_k, v1)
-                onset = jnp.where(hit, o_k, onset)
+                contact_event = jnp.where(hit, event_k, contact_event)
+                onset = jnp.where(hit, onset_k, onset)
                 which = jnp.where(hit, k, which)
+            new_model, new_status, new_residual, new_released = new
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
-            record = (jnp.where(happened, t1, jnp.inf), which, onset, q1, v1)
+            record = (jnp.where(contact_event, t1, jnp.inf), which, onset, q1, v1)
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
-            return (new_params, new_closed, t1, q1, v1, new_ys, ~happened), (record, happened, steps)
+            carry = (new_params, new_status, new_residual, new_released, t1, q1, v1, new_ys, ~happened)
+            return carry, (record, contact_event, steps)
 
         def skip(_):
             record = (jnp.inf, jnp.array(-1), jnp.array(False), q, v)
-            return (params, closed, t0, q, v, ys, done), (record, jnp.array(False), jnp.asarray(0, dtype=int))
+            return (params, status, residual, released, t0, q, v, ys, done), (
+                record, jnp.array(False), jnp.asarray(0, dtype=int)
+            )
 
         return jax.lax.cond(done, skip, run, None)
 
     nan = jnp.full((len(save_times), model.size), jnp.nan)
-    carry = (params, closed0, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
-    carry, (records, happened, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
-    done = carry[-1]
-    q, v = eqx.error_if(
-        carry[5], ~done, f"more than max_events = {max_events} contact events; increase max_events"
+    zeros = jnp.zeros(len(contacts))
+    carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
+    carry, (records, contact_events, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    # the check rides on everything returned, so that it is kept when only the events are used
+    (q, v), records, steps = eqx.error_if(
+        (carry[7], records, steps), ~carry[-1],
+        f"more than max_events = {max_events} events (contact onsets and separations, and turning "
+        "points of open contacts' gaps); increase max_events",
     )
-    t, which, onset, q_event, v_event = (r[:max_events] for r in records)
-    events = Events(jnp.sum(happened[:max_events]), t, which, onset, q_event, v_event)
+    # contact events first, in time order; the turning points only ended segments
+    order = jnp.argsort(jnp.where(contact_events, records[0], jnp.inf), stable=True)[:max_events]
+    t, which, onset, q_event, v_event = (r[order] for r in records)
+    events = Events(jnp.sum(contact_events), t, which, onset, q_event, v_event)
     return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), events)

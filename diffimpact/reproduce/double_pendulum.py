@@ -174,7 +174,7 @@ def run(out, quick=False):
         if case.startswith("routh"):
             energy, rates, gaps, table[case] = routh_case(p, case, times, max_collisions=40)
         else:
-            model, trajectory = obstacle_case(p, case, times, max_events=16 if quick else 40)
+            model, trajectory = obstacle_case(p, case, times, max_events=24 if quick else 64)
             energy, rates = np.asarray(trajectory.energy), np.asarray(dp.angular_velocities(trajectory.v))
             gaps = np.asarray(dp.gap(p, obstacle, dp.angles(trajectory.q)))
             table[case] = collisions(p, case, trajectory)

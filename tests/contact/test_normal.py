@@ -145,3 +145,28 @@ def test_traced_negative_stiffness_raises():
     assert float(force(STIFFNESS)) > 0
     with pytest.raises(Exception, match="stiffness"):
         force(-STIFFNESS)
+
+
+@pytest.mark.parametrize("exponent", [0.8, 1.0, 1.5])
+def test_free_surface_solves_the_law_without_the_body(exponent):
+    """x_s(τ) of ``free_surface`` against SciPy's integration of c ẋ + k xⁿ = 0 (f = 0 after separation)."""
+    from scipy.integrate import solve_ivp
+
+    from diffimpact.contact.normal import free_surface
+
+    law = HertzLinearDamper(STIFFNESS, exponent, DAMPING)
+    residual = 2e-4
+    rate_constant = STIFFNESS / DAMPING * residual ** (exponent - 1.0)  # 1/s; flat after 5/r for n = 0.8
+    times = np.linspace(0.0, 8.0 / rate_constant, 41)
+    reference = solve_ivp(
+        lambda t, x: -STIFFNESS / DAMPING * np.maximum(x, 0.0) ** exponent,
+        (0.0, times[-1]), [residual], t_eval=times, rtol=1e-12, atol=1e-18,
+    ).y[0]
+    surface, rate = jax.vmap(lambda t: free_surface(law, residual, t))(jnp.asarray(times))
+    np.testing.assert_allclose(np.asarray(surface), np.maximum(reference, 0.0), rtol=1e-8, atol=1e-14)
+    # the zone deforms at ẋ = −(k/c) xⁿ, and the law's force on it vanishes
+    np.testing.assert_allclose(np.asarray(law.force(surface, rate)), 0.0, atol=1e-9)
+    assert float(surface[-1]) < 0.2 * residual  # it has recovered over the window
+    # no residual, or a law that separates at δ = 0: flat at once
+    assert float(free_surface(law, 0.0, 1e-4)[0]) == 0.0
+    assert float(free_surface(Hertz(STIFFNESS, exponent), residual, 1e-4)[0]) == 0.0

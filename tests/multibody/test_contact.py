@@ -8,7 +8,7 @@ import pytest
 
 import diffimpact
 from diffimpact.contact.friction import Coulomb
-from diffimpact.contact.normal import HertzLinearDamper
+from diffimpact.contact.normal import HertzLinearDamper, free_surface
 from diffimpact.multibody import (
     CircleCircle,
     CirclePlane,
@@ -87,6 +87,15 @@ def test_onset_event_matches_free_fall_time():
     assert float(run.events.v[0, 1]) == pytest.approx(RESTITUTION * np.sqrt(2 * G * height), rel=1e-9)
 
 
+def test_too_many_events_raise_even_when_only_the_events_are_used():
+    """A bouncing ball has more than 3 events in 1 s; the check must survive dead-code elimination."""
+    model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
+    state = State([0.0, RADIUS + 0.2, 0.0], [0.0, 0.0, 0.0])
+    with pytest.raises(Exception, match="more than max_events = 3"):
+        count = simulate(model, state, jnp.linspace(0.0, 1.0, 3), LagrangeMultipliers(), max_events=3).events.count
+        count.block_until_ready()
+
+
 def test_grad_of_rebound_velocity_wrt_stiffness_matches_finite_differences():
     damping = 5.0
 
@@ -125,6 +134,63 @@ def test_sliding_disc_decelerates_at_mu_g_then_rolls_at_two_thirds():
     assert v[2, 0] == pytest.approx(2 * v0 / 3, rel=3e-3)
     assert v[2, 0] + lever * v[2, 2] == pytest.approx(0.0, abs=1e-3)
     assert np.all(np.diff(np.asarray(run.energy)) <= 0)
+
+
+SOFT = 1e5  # N/m^1.5: a soft contact, so that a dropped ball leaves with residual penetration
+
+
+@pytest.fixture(scope="module")
+def dropped():
+    """The ball dropped from 5 cm onto a soft eq. (50) contact under gravity, for e = 0.3 and 0.2 (1 s)."""
+
+    def drop(restitution):
+        model = ball_on_ground(OptimalDamping(SOFT, EXPONENT, restitution), gravity=G)
+        state = State([0.0, RADIUS + 0.05, 0.0], [0.0, 0.0, 0.0])
+        return simulate(model, state, jnp.linspace(0.0, 1.0, 201), LagrangeMultipliers(), max_events=12)
+
+    return {e: drop(e) for e in (0.3, 0.2)}
+
+
+def _rest_height():
+    return RADIUS - (MASS * G / SOFT) ** (1 / EXPONENT)  # static equilibrium k δⁿ = m g
+
+
+def test_bounce_lands_where_the_ballistic_flight_says(dropped):
+    """e = 0.3: the ball leaves at zero force with δ_r ≈ 2.8 mm, flies clear and lands again.
+
+    A Tsit5 step integrates the parabola exactly, so without the turning-point events one
+    step covered the whole flight and the landing was missed (the ball sank through).
+    """
+    run = dropped[0.3]
+    events = run.events
+    assert int(events.count) == 3 and [bool(x) for x in events.onset[:3]] == [True, False, True]
+    y, vy = float(events.q[1, 1]), float(events.v[1, 1])
+    assert y < RADIUS and vy > 0  # residual penetration, leaving
+    # free flight from the separation state: y + vy τ − g τ²/2 = R, the later root
+    flight = (vy + np.sqrt(vy**2 + 2 * G * (y - RADIUS))) / G
+    assert float(events.t[2] - events.t[1]) == pytest.approx(flight, rel=1e-9)
+    assert float(events.v[2, 1]) == pytest.approx(vy - G * flight, rel=1e-8)
+    np.testing.assert_allclose(np.asarray(run.q[-1]), [0.0, _rest_height(), 0.0], atol=1e-10)
+
+
+def test_return_onto_the_recovering_surface(dropped):
+    """e = 0.2: the ball comes back before it has left the overlap; it touches the zone recovering by
+    c ẋ + k xⁿ = 0 (``free_surface``, with c of the impact) and comes to rest at k δⁿ = m g."""
+    run = dropped[0.2]
+    events = run.events
+    assert int(events.count) == 3 and [bool(x) for x in events.onset[:3]] == [True, False, True]
+    residual = RADIUS - float(events.q[1, 1])
+    speed = -float(events.v[0, 1])
+    assert speed == pytest.approx(np.sqrt(2 * G * 0.05), rel=1e-9)
+    damping = diffimpact.optimal_damping(MASS, speed, SOFT, EXPONENT, 0.2)
+    law = HertzLinearDamper(SOFT, EXPONENT, damping)
+    surface, surface_rate = free_surface(law, residual, events.t[2] - events.t[1])
+    penetration = RADIUS - float(events.q[2, 1])
+    assert 0 < penetration < residual  # still overlapping: the bodies never parted
+    assert penetration == pytest.approx(float(surface), rel=1e-8)
+    # the force at the return, c (δ̇ − ẋ_s), is compressive: no energy is injected
+    assert -float(events.v[2, 1]) > float(surface_rate)
+    np.testing.assert_allclose(np.asarray(run.q[-1]), [0.0, _rest_height(), 0.0], atol=1e-10)
 
 
 def test_circle_circle_geometry_and_torque_free_normal_force():

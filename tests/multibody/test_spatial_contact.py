@@ -14,6 +14,7 @@ from diffimpact.multibody import (
     Gravity,
     LagrangeMultipliers,
     Model,
+    NewtonRestitution,
     OptimalDamping,
     SpatialBody,
     SphereFace,
@@ -281,3 +282,41 @@ def test_sliding_sphere_rolls_at_five_sevenths_after_two_sevenths_over_mu_g():
     assert np.linalg.norm(v[2]) == pytest.approx(5 * v0 / 7, rel=1.5e-3)
     np.testing.assert_allclose(v[2] + np.cross(omega[2], [0.0, 0.0, -lever]), 0.0, atol=1e-8)
     assert np.all(np.diff(np.asarray(run.energy)) <= 0)
+
+
+# --- instantaneous (Newton) impacts of spheres, batched with vmap ----------------------------
+
+
+def test_vmapped_newton_sphere_impacts_match_the_impulse_momentum_solution():
+    """Oblique impacts of two free spheres with Newton's restitution, one run per (e, speed) under vmap.
+
+    Closed form (frictionless spheres): the impulse J = (1 + e) m₀m₁/(m₀ + m₁) ⁻u acts along the line
+    of centres n at contact, ⁻u = −(v₁ − v₀)·n; the tangential velocities and the spins do not change.
+    """
+    gap = RADII[0] + RADII[1]
+    along = np.sqrt(gap**2 - IMPACT_PARAMETER**2)
+    start = np.array([0.0, 0.0, 0.0]), (along + 0.02) * LINE + IMPACT_PARAMETER * LATERAL
+    spin = np.array([5.0, -3.0, 2.0])
+    bodies = [SpatialBody(m, np.full(3, 0.4 * m * r**2), name="ball") for m, r in zip(MASSES, RADII)]
+
+    def run(restitution, speed):
+        contact = Contact(SphereSphere(0, np.zeros(3), RADII[0], 1, np.zeros(3), RADII[1]),
+                          NewtonRestitution(restitution))
+        model = Model(bodies, [], [contact])
+        state = state_of(ball_block(start[0], speed * LINE, spin), ball_block(start[1], np.zeros(3)))
+        trajectory = simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), max_events=2)
+        return trajectory.events.count, trajectory.events.t[0], trajectory.v[-1], trajectory.q[-1]
+
+    restitution, speed = np.array([0.0, 0.5, 0.95]), np.array([1.0, 2.0, 3.0])
+    count, t, v, q = (np.asarray(x) for x in jax.vmap(run)(jnp.asarray(restitution), jnp.asarray(speed)))
+    np.testing.assert_array_equal(count, 1)  # the onset; a Newton impact has no separation
+    reduced = MASSES[0] * MASSES[1] / sum(MASSES)
+    for k, (e, s) in enumerate(zip(restitution, speed)):
+        assert t[k] == pytest.approx(0.02 / s, rel=1e-9)  # centres 0.02 m further apart than at touch
+        normal = (along * LINE + IMPACT_PARAMETER * LATERAL) / gap
+        impulse = (1 + e) * reduced * s * (LINE @ normal)
+        np.testing.assert_allclose(v[k, 0:3], s * LINE - impulse / MASSES[0] * normal, atol=1e-9)
+        np.testing.assert_allclose(v[k, 7:10], impulse / MASSES[1] * normal, atol=1e-9)
+        spins = [np.asarray(angular_velocity(q[k, 7 * b:7 * b + 7], v[k, 7 * b:7 * b + 7])) for b in (0, 1)]
+        np.testing.assert_allclose(spins[0], spin, atol=1e-9)
+        np.testing.assert_allclose(spins[1], 0.0, atol=1e-9)

@@ -21,7 +21,7 @@ def params():
 
 @pytest.fixture(scope="module")
 def runs(params):
-    return {case: study.obstacle_case(params, case, TIMES, max_events=8) for case in COMPLIANT}
+    return {case: study.obstacle_case(params, case, TIMES, max_events=12) for case in COMPLIANT}
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +38,16 @@ def tables(params, runs):
 
 def test_the_disk_hits_the_floor_where_eq_7_vanishes(params, runs, tables):
     obstacle = dp.Obstacle()
-    for case, (_, run) in runs.items():
+    for case, (model, run) in runs.items():
         assert len(tables[case]) == 2, case
-        first = run.events.q[0]
-        # f of eq. (7) is zero at the located onset: the lowest point of the disk touches y = −D.
-        assert abs(float(dp.gap(params, obstacle, dp.angles(first)))) < 1e-9
+        first, t = run.events.q[0], run.events.t[0]
+        # The located onset: the contact's own δ (absolute coordinates) is zero ...
+        assert abs(float(model.forces[-1].penetration(model.split(first)))) < 1e-10
+        # ... and so is f of eq. (7) (the lowest point of the disk touches y = −D), up to the
+        # drift of the joints, which eq. (7) in the angles alone cannot see (observed 3.3e-9 m
+        # against ‖Φ‖ = 9e-9 m).
+        drift = float(jnp.linalg.norm(model.constraint(first, t)))
+        assert abs(float(dp.gap(params, obstacle, dp.angles(first)))) < 1e-9 + 2 * drift
         # The disk never sinks further than the compliant penetration (Hertz estimate 1.7 mm).
         assert np.min(np.asarray(dp.gap(params, obstacle, dp.angles(run.q)))) > -3e-3
 
