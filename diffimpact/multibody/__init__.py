@@ -24,8 +24,8 @@ from diffimpact.multibody.contact import (
     CircleCircle,
     CirclePlane,
     Contact,
-    FloresHuntCrossley,
     Geometry,
+    HuntCrossleyImpact,
     ImpactLaw,
     NewtonRestitution,
     OptimalDamping,
@@ -66,7 +66,7 @@ from diffimpact.multibody.simulate import (
 )
 
 __all__ = [
-    "CircleCircle", "CirclePlane", "Contact", "Events", "FloresHuntCrossley", "Geometry",
+    "CircleCircle", "CirclePlane", "Contact", "Events", "Geometry", "HuntCrossleyImpact",
     "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "normal_response",
     "resolve_at_onset", "restitution_impulse",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",

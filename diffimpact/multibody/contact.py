@@ -17,7 +17,7 @@ contact point P(q). Then (seed 004 §2, seed 000 §3.3):
 
 The law may be a ``NormalForceLaw`` (fixed parameters) or an ``ImpactLaw``,
 whose parameters depend on the effective mass and the approach speed of each
-impact (eq. (50): optimal damping; eq. (9) with the factor of eq. (16)):
+impact (eq. (50): optimal damping; eq. (9) with a damping factor of eqs. (13)–(16)):
 ``simulate`` resolves it at every contact onset (``Contact.at_onset``).
 ``NewtonRestitution`` is the instantaneous (rigid) impact: no force, and
 ``simulate`` applies the impulse of ``restitution_impulse`` at each onset.
@@ -40,7 +40,7 @@ import jax.numpy as jnp
 
 from diffimpact._validation import check_range, unit_vector
 from diffimpact.contact._math import positive_power, safe_norm
-from diffimpact.contact.damping_factors import flores
+from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import METHODS, optimal_damping
@@ -296,20 +296,38 @@ class OptimalDamping(ImpactLaw):
         return HertzLinearDamper(self.stiffness, self.exponent, damping)
 
 
-class FloresHuntCrossley(ImpactLaw):
-    """Hunt–Crossley, eq. (9), with the damping factor μ = 8k(1 − e)/(5ev) of eq. (16)."""
+#: Damping factors μ(k, e, v) of the Hunt–Crossley family for ``HuntCrossleyImpact``.
+HUNT_CROSSLEY_FACTORS = {
+    "hunt_crossley": damping_factors.hunt_crossley,  # seed 004 eq. (13)
+    "lankarani_nikravesh": damping_factors.lankarani_nikravesh,  # eq. (14); seed 000 eq. (3.7)
+    "hu_guo": damping_factors.hu_guo,  # eq. (15)
+    "flores": damping_factors.flores,  # eq. (16)
+}
+
+
+class HuntCrossleyImpact(ImpactLaw):
+    """Hunt–Crossley, eq. (9) of seed 004, f = (μ δ̇ + k) δⁿ, with μ = factor(k, e, ⁻δ̇) set at each impact.
+
+    ``factor`` names one of ``HUNT_CROSSLEY_FACTORS``: "flores" (eq. (16), the
+    default), "lankarani_nikravesh" (eq. (14); seed 000 eq. (3.7), its
+    ball–ball and ball–cushion law with n = 3/2), "hunt_crossley", "hu_guo".
+    """
 
     stiffness: jnp.ndarray
     exponent: jnp.ndarray
     restitution: jnp.ndarray
+    factor: str = eqx.field(static=True)
 
-    def __init__(self, stiffness, exponent, restitution):
+    def __init__(self, stiffness, exponent, restitution, factor="flores"):
+        if factor not in HUNT_CROSSLEY_FACTORS:
+            raise ValueError(f"factor must be one of {sorted(HUNT_CROSSLEY_FACTORS)}; got {factor!r}")
         self.stiffness, self.exponent = jnp.asarray(stiffness, dtype=float), jnp.asarray(exponent, dtype=float)
         self.restitution = check_range("restitution", restitution, 0.0, 1.0, low_open=True)
+        self.factor = factor
 
     def at_impact(self, effective_mass, impact_velocity):
         del effective_mass
-        hysteresis = flores(self.stiffness, self.restitution, impact_velocity)
+        hysteresis = HUNT_CROSSLEY_FACTORS[self.factor](self.stiffness, self.restitution, impact_velocity)
         return HuntCrossley(self.stiffness, self.exponent, hysteresis)
 
 
@@ -406,8 +424,8 @@ class Contact(Force):
         """Positive in contact, crossing zero downwards at separation.
 
         f(δ, δ̇)/k (units m^n) for laws that separate at zero force (eq. (20)),
-        else δ (m): small in magnitude, so an absolute tolerance on it is
-        meaningful for the event root finder.
+        else δ (m). ``simulate`` locates its sign change in time (bisection),
+        so only the sign matters.
         """
         penetration, rate = self.penetration_rate(q, v)
         law = self.active_law

@@ -9,8 +9,8 @@ Contact events. When the model has ``Contact`` forces, the integration is split
 into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact (seed 004 §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
-runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (down-
-crossings located by Newton's method on the dense output). Each contact is
+runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
+down-crossing located on the dense output). Each contact is
 closed, open and receding, or open and approaching:
 
 * closed: the event is ``Contact.separation_function`` (the force of laws that
@@ -23,7 +23,12 @@ Splitting the open phases at the turning points of g makes g monotone within
 each segment, so a contact cannot begin and end inside one step unseen (the
 events are sign changes at step ends; Tsit5 integrates a ballistic flight
 exactly and would otherwise step over a whole bounce). Turning points only end
-segments; ``Events`` lists the onsets and separations.
+segments; ``Events`` lists the onsets and separations. The event function
+of the solve is the least of all contacts' functions, so its first crossing
+is the earliest of any contact's; bisection locates it and the segment ends
+just past it, where every contact whose function has crossed is handled:
+simultaneous impacts (a symmetric break shot) stay simultaneous, and a later
+crossing in the same step is found in the next segment at its own time.
 
 Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
 damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
@@ -185,7 +190,7 @@ def simulate(
     progress=False,
     adjoint=None,
     max_events=16,
-    event_tol=1e-12,
+    event_tol=1e-15,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -214,7 +219,8 @@ def simulate(
         the turning points of open contacts' gaps (where the bodies stop
         receding or approaching); more raise an error at run time. Only for
         models with ``Contact``s.
-    event_tol : rtol and atol of the Newton root finder on the event times.
+    event_tol : rtol and atol of the bisection on the event times (s): the events are located
+        to within atol + rtol |t|.
 
     Returns
     -------
@@ -331,14 +337,15 @@ def _open_gap(contact, q, v, t, residual, released):
 
 
 class _EventBisection(optx.AbstractRootFinder):
-    """Bisection on the event function that triggered (``optimistix.Bisection`` on a sum).
+    """``optimistix.Bisection`` for the event function, stopped on the bracket, returning its far end.
 
-    diffrax root-finds all event functions together, the ones that did not
-    trigger set to zero, so their sum is the triggered function. Bisection
-    needs no derivative: it is safe on the kinks of ``_per_elapsed`` at the
-    segment start and on functions whose slope vanishes near the root, where
-    Newton's method fails. It stops when the bracket is shorter than
-    atol + rtol |t|.
+    Bisection needs no derivative: it is safe on the kinks of the event
+    function (a minimum over contacts, ``_per_elapsed`` at the segment start)
+    and where its slope vanishes, where Newton's method fails. It stops when
+    the bracket is shorter than atol + rtol |t| (the event functions have
+    units of their own, so ``optimistix.Bisection``'s other test, |value| <
+    atol, may be out of reach) and returns the end of the bracket past the
+    crossing, where the function is negative.
     """
 
     rtol: float
@@ -349,29 +356,19 @@ class _EventBisection(optx.AbstractRootFinder):
     def _bisection(self):
         return optx.Bisection(rtol=self.rtol, atol=self.atol, flip=True)
 
-    @staticmethod
-    def _summed(fn):
-        def summed(y, args):
-            values, aux = fn(y, args)
-            return sum(jax.tree.leaves(values)), aux
-
-        return summed
-
     def init(self, fn, y, args, options, f_struct, aux_struct, tags):
-        scalar = jax.ShapeDtypeStruct((), jax.tree.leaves(f_struct)[0].dtype)
-        return self._bisection.init(self._summed(fn), y, args, options, scalar, aux_struct, tags)
+        return self._bisection.init(fn, y, args, options, f_struct, aux_struct, tags)
 
     def step(self, fn, y, args, options, state, tags):
-        return self._bisection.step(self._summed(fn), y, args, options, state, tags)
+        return self._bisection.step(fn, y, args, options, state, tags)
 
     def terminate(self, fn, y, args, options, state, tags):
-        # on the bracket only: the event functions have units (and slopes) of their own,
-        # so |value| < atol, which optimistix.Bisection also asks, may be out of reach
         del fn, args, options, tags
         return jnp.abs(state.upper - state.lower) < self.atol + self.rtol * jnp.abs(y), optx.RESULTS.successful
 
     def postprocess(self, fn, y, aux, args, options, state, tags, result):
-        return self._bisection.postprocess(self._summed(fn), y, aux, args, options, state, tags, result)
+        del fn, y, args, options, tags, result
+        return state.upper, aux, {}
 
 
 def _per_elapsed(value, t, start):
@@ -380,8 +377,8 @@ def _per_elapsed(value, t, start):
     return jnp.where(later, value / jnp.where(later, t - start, 1.0), 1.0)
 
 
-def _event_functions(model, contacts):
-    """Two down-crossing event functions per contact, chosen by its status.
+def _event_values(contacts, t, y, args):
+    """The two down-crossing event functions of every contact, (len(contacts), 2), chosen by status.
 
     The first: the separation function when closed; ġ when receding (the
     bodies start to approach); g when approaching (onset). The second: −ġ
@@ -391,29 +388,17 @@ def _event_functions(model, contacts):
     event function is positive there (its limit is ±g̈) and has no root at
     the start: a bounce shorter than the first step is still seen.
     """
-
-    def make(slot, k):
-        def evaluate(t, y, args):
-            model, status, residual, released, start = args
-            q, v = (model.split(x) for x in y)
-            contact = model.forces[k]
-            gap, rate = _open_gap(contact, q, v, t, residual[slot], released[slot])
-            return contact, q, v, status[slot], gap, rate, start
-
-        def first(t, y, args, **kwargs):
-            del kwargs
-            contact, q, v, status, gap, rate, start = evaluate(t, y, args)
-            open_value = jnp.where(status == RECEDING, _per_elapsed(rate, t, start), gap)
-            return jnp.where(status == CLOSED, contact.separation_function(q, v), open_value)
-
-        def second(t, y, args, **kwargs):
-            del kwargs
-            _, _, _, status, _, rate, start = evaluate(t, y, args)
-            return jnp.where(status == APPROACHING, _per_elapsed(-rate, t, start), 1.0)
-
-        return first, second
-
-    return tuple(fn for slot, k in enumerate(contacts) for fn in make(slot, k))
+    model, status, residual, released, start = args
+    q, v = (model.split(x) for x in y)
+    rows = []
+    for slot, k in enumerate(contacts):
+        contact = model.forces[k]
+        gap, rate = _open_gap(contact, q, v, t, residual[slot], released[slot])
+        open_value = jnp.where(status[slot] == RECEDING, _per_elapsed(rate, t, start), gap)
+        first = jnp.where(status[slot] == CLOSED, contact.separation_function(q, v), open_value)
+        second = jnp.where(status[slot] == APPROACHING, _per_elapsed(-rate, t, start), 1.0)
+        rows.append(jnp.stack([first, second]))
+    return jnp.stack(rows)
 
 
 def _apply_event(model, status, residual, released, slot, k, second, q, v, t):
@@ -475,8 +460,10 @@ def _simulate_events(
     status0 = jnp.stack(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
+    # one event function, the least of all: its first down-crossing is the earliest of any
+    # contact's, which bisection then locates
     event = dfx.Event(
-        _event_functions(model, contacts),
+        lambda t, y, args, **kwargs: jnp.min(_event_values(contacts, t, y, args)),
         root_finder=_EventBisection(rtol=event_tol, atol=event_tol),
         direction=False,
     )
@@ -508,51 +495,61 @@ def _simulate_events(
                 adjoint=adjoint,
                 progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
             )
-            masks = jnp.stack(solution.event_mask).reshape(len(contacts), 2)
             t1 = solution.ts[1][0]
             q1, v1 = (y[0] for y in solution.ys[1])
-            happened = jnp.any(masks)
+            happened = solution.event_mask
             saved = (save_times >= t0) & ((save_times < t1) | ~happened)
             new_ys = _select(saved[:, None], solution.ys[0], ys)
+            # every function below zero just past the crossing is due: the earliest one, and any
+            # other that crossed at the same instant (simultaneous impacts of a symmetric system)
+            values = _event_values(contacts, t1, (q1, v1), (model, status, residual, released, t0))
+            due = happened & (values <= 0)
             new = (model, status, residual, released)
-            contact_event, onset, which = jnp.array(False), jnp.array(False), jnp.array(-1)
+            times, onsets = [], []
             for slot, k in enumerate(contacts):
-                hit = masks[slot, 0] | masks[slot, 1]
+                hit = due[slot, 0] | due[slot, 1]
                 *state_k, v_k, event_k, onset_k = _apply_event(
-                    model, status, residual, released, slot, k, masks[slot, 1], q1, v1, t1
+                    *new, slot, k, due[slot, 1] & ~due[slot, 0], q1, v1, t1
                 )
                 new = _select(hit, tuple(state_k), new)
                 v1 = jnp.where(hit, v_k, v1)
-                contact_event = jnp.where(hit, event_k, contact_event)
-                onset = jnp.where(hit, onset_k, onset)
-                which = jnp.where(hit, k, which)
+                times.append(jnp.where(hit & event_k, t1, jnp.inf))
+                onsets.append(hit & onset_k)
             new_model, new_status, new_residual, new_released = new
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
-            record = (jnp.where(contact_event, t1, jnp.inf), which, onset, q1, v1)
+            record = (jnp.stack(times), jnp.stack(onsets), q1, v1)
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (new_params, new_status, new_residual, new_released, t1, q1, v1, new_ys, ~happened)
-            return carry, (record, contact_event, steps)
+            return carry, (record, steps)
 
         def skip(_):
-            record = (jnp.inf, jnp.array(-1), jnp.array(False), q, v)
-            return (params, status, residual, released, t0, q, v, ys, done), (
-                record, jnp.array(False), jnp.asarray(0, dtype=int)
-            )
+            record = (jnp.full(len(contacts), jnp.inf), jnp.zeros(len(contacts), bool), q, v)
+            return (params, status, residual, released, t0, q, v, ys, done), (record, jnp.asarray(0, dtype=int))
 
         return jax.lax.cond(done, skip, run, None)
 
     nan = jnp.full((len(save_times), model.size), jnp.nan)
     zeros = jnp.zeros(len(contacts))
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
-    carry, (records, contact_events, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    carry, (records, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    # contact events in time order (simultaneous ones in the order of the contacts); the
+    # turning points only ended segments
+    times = records[0].reshape(-1)
+    count = jnp.sum(jnp.isfinite(times))
     # the check rides on everything returned, so that it is kept when only the events are used
     (q, v), records, steps = eqx.error_if(
-        (carry[7], records, steps), ~carry[-1],
+        (carry[7], records, steps), ~carry[-1] | (count > max_events),
         f"more than max_events = {max_events} events (contact onsets and separations, and turning "
         "points of open contacts' gaps); increase max_events",
     )
-    # contact events first, in time order; the turning points only ended segments
-    order = jnp.argsort(jnp.where(contact_events, records[0], jnp.inf), stable=True)[:max_events]
-    t, which, onset, q_event, v_event = (r[order] for r in records)
-    events = Events(jnp.sum(contact_events), t, which, onset, q_event, v_event)
+    order = jnp.argsort(records[0].reshape(-1), stable=True)[:max_events]
+    segment_of, slot_of = order // len(contacts), order % len(contacts)
+    events = Events(
+        count,
+        records[0].reshape(-1)[order],
+        jnp.asarray(contacts)[slot_of],
+        records[1].reshape(-1)[order],
+        records[2][segment_of],
+        records[3][segment_of],
+    )
     return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), events)

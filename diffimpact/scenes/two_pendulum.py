@@ -42,7 +42,7 @@ from diffimpact._validation import check_positive, check_range
 from diffimpact.multibody import Gravity, Model, PlanarBody, RevolutePlanar, State
 from diffimpact.multibody.contact import (
     Contact,
-    FloresHuntCrossley,
+    HuntCrossleyImpact,
     NewtonRestitution,
     OptimalDamping,
     PointPlane,
@@ -83,7 +83,7 @@ def impact_law(p, kind, method="exact"):
     if kind == "optimal":
         return OptimalDamping(p.stiffness, p.exponent, p.restitution, method)
     if kind == "hunt_crossley":
-        return FloresHuntCrossley(p.stiffness, p.exponent, p.restitution)
+        return HuntCrossleyImpact(p.stiffness, p.exponent, p.restitution, factor="flores")
     if kind == "newton":
         return NewtonRestitution(p.restitution)
     raise ValueError(f"kind must be one of {MODELS}; got {kind!r}")

@@ -193,6 +193,36 @@ def test_return_onto_the_recovering_surface(dropped):
     np.testing.assert_allclose(np.asarray(run.q[-1]), [0.0, _rest_height(), 0.0], atol=1e-10)
 
 
+def test_simultaneous_impacts_keep_the_symmetry():
+    """A disc strikes two discs placed symmetrically about its path: both contacts start together.
+
+    diffrax reports one event per step; the other contact, whose onset falls at the same instant,
+    must not be lost (then the striker would pass through one target and leave the line).
+    """
+    radius, gap = 0.05, 0.02
+    bodies = [PlanarBody(MASS, 0.5 * MASS * radius**2, name=f"disc{i}") for i in range(3)]
+    law = HertzLinearDamper(STIFFNESS, EXPONENT, 20.0)
+    contacts = [Contact(CircleCircle(0, (0.0, 0.0), radius, j, (0.0, 0.0), radius), law) for j in (1, 2)]
+    model = Model(bodies, (), contacts)
+    offset = 2 * radius * np.array([np.cos(np.pi / 6), np.sin(np.pi / 6)])  # touching at 30° off the path
+    q0 = jnp.array([-gap, 0.0, 0.0, offset[0], offset[1], 0.0, offset[0], -offset[1], 0.0])
+    run = simulate(model, State(q0, jnp.zeros(9).at[0].set(SPEED)), jnp.linspace(0.0, 0.03, 7),
+                   LagrangeMultipliers(), max_events=8)
+    events = run.events
+    assert int(events.count) == 4
+    np.testing.assert_array_equal(np.asarray(events.onset[:4]), [True, True, False, False])
+    # one instant, handled in one segment (not the second a round-off later in the next one)
+    assert float(events.t[0]) == float(events.t[1]) == pytest.approx(gap / SPEED, rel=1e-9)
+    assert float(events.t[2]) == float(events.t[3])
+    q, v = np.asarray(run.q[-1]), np.asarray(run.v[-1])
+    # mirror images about the x axis; the striker stays on it
+    assert q[1] == 0.0 and q[2] == 0.0
+    np.testing.assert_allclose(q[[3, 4, 5]], q[[6, 7, 8]] * [1, -1, -1], rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(v[[3, 4, 5]], v[[6, 7, 8]] * [1, -1, -1], rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(v[[0, 3, 6]].sum() * MASS, MASS * SPEED, rtol=1e-12)
+    assert v[3] > 0 and v[4] > 0  # the targets move off along the lines of centres
+
+
 def test_circle_circle_geometry_and_torque_free_normal_force():
     geometry = CircleCircle(0, (0.0, 0.0), 0.1, 1, (0.0, 0.0), 0.2)
     q = (jnp.array([0.0, 0.0, 0.3]), jnp.array([0.25, 0.0, -0.2]))
@@ -205,6 +235,21 @@ def test_circle_circle_geometry_and_torque_free_normal_force():
     f = 1e5 * 0.05**1.5
     np.testing.assert_allclose(force[0], [-f, 0.0, 0.0], atol=1e-9)
     np.testing.assert_allclose(force[1], [f, 0.0, 0.0], atol=1e-9)
+
+
+def test_hunt_crossley_impact_sets_the_named_damping_factor():
+    """HuntCrossleyImpact(k, n, e, factor) at an impact = HuntCrossley with μ of seed 004 eqs. (13)–(16)."""
+    from diffimpact.multibody import HuntCrossleyImpact
+
+    k, e, v = 1e8, 0.7, 2.5
+    expected = {"hunt_crossley": 1.5 * k * (1 - e) / v, "lankarani_nikravesh": 0.75 * k * (1 - e**2) / v,
+                "hu_guo": 1.5 * k * (1 - e) / (e * v), "flores": 1.6 * k * (1 - e) / (e * v)}
+    for factor, hysteresis in expected.items():
+        law = HuntCrossleyImpact(k, 1.5, e, factor=factor).at_impact(MASS, v)
+        assert float(law.hysteresis) == pytest.approx(hysteresis, rel=1e-12)
+        assert float(law.stiffness) == k and float(law.exponent) == 1.5
+    with pytest.raises(ValueError, match="factor"):
+        HuntCrossleyImpact(k, 1.5, e, factor="newton")
 
 
 def test_bad_input_names_parameter():

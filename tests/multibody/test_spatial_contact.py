@@ -215,9 +215,11 @@ def test_central_sphere_impact_conserves_momentum_and_matches_central_impact(sph
     central = resolved_rebound(MASSES[0] * MASSES[1] / sum(MASSES), approach)
     assert after @ LINE / approach == pytest.approx(float(central.restitution), rel=1e-7)
     assert float(run.events.t[1] - run.events.t[0]) == pytest.approx(float(central.contact_duration), rel=1e-6)
-    np.testing.assert_allclose(after - (after @ LINE) * LINE, 0.0, atol=1e-12)
+    # No slip, and the normal force has no lever arm. The stiff regularised friction (μF_N/v_reg
+    # ≈ 5e6 N s/m) holds the slip at zero only to the solver's atol (1e-10): observed 2.5e-11.
+    np.testing.assert_allclose(after - (after @ LINE) * LINE, 0.0, atol=1e-10)
     spins = np.asarray(jax.vmap(angular_velocity)(run.q[-1].reshape(2, 7), run.v[-1].reshape(2, 7)))
-    np.testing.assert_allclose(spins, 0.0, atol=1e-9)  # no slip, and the normal force has no lever arm
+    np.testing.assert_allclose(spins, 0.0, atol=1e-9)
 
 
 def test_oblique_impact_with_friction_conserves_momenta_and_obeys_coulomb(spheres_runs):
