@@ -5,8 +5,8 @@ stabilisation, the augmented Lagrangian and the direct correction of Marqués
 et al. (its §2.3) on a 3-D billiard model run with Matlab's ODE integrator at
 "default time steps" of 0.01 s and 0.00001 s, reporting the spurious motion of
 a ball that should stay on the x-axis (figs. 12–15) and the computing times
-(fig. 16). That model needs spatial bodies with Euler parameters, which the
-planar code does not have, so the analogue here is the double pendulum of
+(fig. 16). The billiard model itself (spatial bodies, cloth and ball–ball
+contacts) is not built here yet; the analogue is the double pendulum of
 seed 002 without the obstacle (two planar bodies, two revolute joints: four
 constraint equations; ``diffimpact.scenes.double_pendulum``), run for 3 s from
 the paper's initial state of seed 002 §4.
