@@ -336,8 +336,8 @@ def _open_gap(contact, q, v, t, residual, released):
     return surface - penetration, surface_rate - rate
 
 
-class _EventBisection(optx.AbstractRootFinder):
-    """``optimistix.Bisection`` for the event function, stopped on the bracket, returning its far end.
+class _EventBisection(optx.Bisection):
+    """``optimistix.Bisection`` stopped on the bracket alone, returning the bracket's far end.
 
     Bisection needs no derivative: it is safe on the kinks of the event
     function (a minimum over contacts, ``_per_elapsed`` at the segment start)
@@ -345,22 +345,9 @@ class _EventBisection(optx.AbstractRootFinder):
     the bracket is shorter than atol + rtol |t| (the event functions have
     units of their own, so ``optimistix.Bisection``'s other test, |value| <
     atol, may be out of reach) and returns the end of the bracket past the
-    crossing, where the function is negative.
+    crossing, where the function is negative (construct with ``flip=True``:
+    the event functions decrease through their roots).
     """
-
-    rtol: float
-    atol: float
-    norm = staticmethod(jnp.abs)
-
-    @property
-    def _bisection(self):
-        return optx.Bisection(rtol=self.rtol, atol=self.atol, flip=True)
-
-    def init(self, fn, y, args, options, f_struct, aux_struct, tags):
-        return self._bisection.init(fn, y, args, options, f_struct, aux_struct, tags)
-
-    def step(self, fn, y, args, options, state, tags):
-        return self._bisection.step(fn, y, args, options, state, tags)
 
     def terminate(self, fn, y, args, options, state, tags):
         del fn, args, options, tags
@@ -464,7 +451,7 @@ def _simulate_events(
     # contact's, which bisection then locates
     event = dfx.Event(
         lambda t, y, args, **kwargs: jnp.min(_event_values(contacts, t, y, args)),
-        root_finder=_EventBisection(rtol=event_tol, atol=event_tol),
+        root_finder=_EventBisection(rtol=event_tol, atol=event_tol, flip=True),
         direction=False,
     )
 
@@ -532,24 +519,23 @@ def _simulate_events(
     zeros = jnp.zeros(len(contacts))
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
     carry, (records, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
-    # contact events in time order (simultaneous ones in the order of the contacts); the
-    # turning points only ended segments
-    times = records[0].reshape(-1)
-    count = jnp.sum(jnp.isfinite(times))
+    count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
-    (q, v), records, steps = eqx.error_if(
+    (q, v), (times, onsets, q_events, v_events), steps = eqx.error_if(
         (carry[7], records, steps), ~carry[-1] | (count > max_events),
         f"more than max_events = {max_events} events (contact onsets and separations, and turning "
         "points of open contacts' gaps); increase max_events",
     )
-    order = jnp.argsort(records[0].reshape(-1), stable=True)[:max_events]
+    # contact events in time order (simultaneous ones in the order of the contacts); the
+    # turning points only ended segments
+    order = jnp.argsort(times.reshape(-1), stable=True)[:max_events]
     segment_of, slot_of = order // len(contacts), order % len(contacts)
     events = Events(
         count,
-        records[0].reshape(-1)[order],
+        times.reshape(-1)[order],
         jnp.asarray(contacts)[slot_of],
-        records[1].reshape(-1)[order],
-        records[2][segment_of],
-        records[3][segment_of],
+        onsets.reshape(-1)[order],
+        q_events[segment_of],
+        v_events[segment_of],
     )
     return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), events)
