@@ -489,8 +489,10 @@ def resolve_at_onset(model, contact, q, v, t):
     """``contact`` with its law set for an impact at (q, v, t) (see ``Contact.at_onset``).
 
     m from ``normal_response`` and ⁻δ̇ = w · v; a non-approaching onset
-    (⁻δ̇ ≤ 0, grazing) uses 1 m/s.
+    (⁻δ̇ ≤ 0, grazing) uses 1 m/s. A contact without an ``ImpactLaw`` is returned as it is.
     """
+    if not isinstance(contact.law, ImpactLaw):
+        return contact
     w, _, mass = normal_response(model, contact, q, t)
     rate = w @ v
     return contact.at_onset(mass, jnp.where(rate > 0, rate, 1.0))

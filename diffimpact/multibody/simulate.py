@@ -16,14 +16,19 @@ closed, open and receding, or open and approaching:
 * closed: the event is ``Contact.separation_function`` (the force of laws that
   separate at zero force, eq. (20) of seed 004, else δ);
 * open: with the gap g = x_s − δ (x_s: the recovering contact zone, below),
-  receding ends where ġ turns negative (a turning point) and approaching
-  ends at the onset g = 0 or where ġ turns positive again.
+  receding ends where the bodies turn to approach, ġ = −v_r (a turning point),
+  and approaching ends at the onset g = 0 or where they turn to recede again,
+  ġ = +v_r.
 
 Splitting the open phases at the turning points of g makes g monotone within
-each segment, so a contact cannot begin and end inside one step unseen (the
-events are sign changes at step ends; Tsit5 integrates a ballistic flight
-exactly and would otherwise step over a whole bounce). Turning points only end
-segments; ``Events`` lists the onsets and separations. The event function
+each segment, up to the band |ġ| < v_r, so a contact cannot begin and end
+inside one step unseen (the events are sign changes at step ends; Tsit5
+integrates a ballistic flight exactly and would otherwise step over a whole
+bounce; a grazing contact would be missed). The band, v_r = ``rest_speed``,
+keeps bodies at rest relative to each other (balls of a rack, ġ = 0 up to
+round-off) from ending a segment at every sign change of the round-off; a gap
+that closes within the band is caught at the turning point, as an onset.
+Turning points only end segments; ``Events`` lists the onsets and separations. The event function
 of the solve is the least of all contacts' functions, so its first crossing
 is the earliest of any contact's; bisection locates it and the segment ends
 just past it, where every contact whose function has crossed is handled:
@@ -185,12 +190,14 @@ def simulate(
     rtol=1e-10,
     atol=1e-10,
     dt=None,
+    max_step=None,
     max_steps=100_000,
     constraint_tolerance=CONSTRAINT_TOLERANCE,
     progress=False,
     adjoint=None,
     max_events=16,
     event_tol=1e-15,
+    rest_speed=1e-8,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -208,6 +215,10 @@ def simulate(
         are then unused). Fixed steps take (t_end − t0)/dt steps: raise
         ``max_steps`` to match. Contact events still end a step exactly at
         the located event.
+    max_step : largest adaptive step (s, > 0), ``None`` (default) for no
+        limit: the "default time step" of seed 000 §4.1, kept while the
+        error allows it and reduced where it does not (e.g. at a contact
+        onset). Not with ``dt``.
     max_steps : cap on solver steps.
     constraint_tolerance : largest accepted initial constraint residual.
     progress : show diffrax's tqdm progress meter.
@@ -221,6 +232,10 @@ def simulate(
         models with ``Contact``s.
     event_tol : rtol and atol of the bisection on the event times (s): the events are located
         to within atol + rtol |t|.
+    rest_speed : v_r (m/s, > 0): the turning points of an open gap are where
+        its rate ġ passes −v_r (starting to approach) and +v_r (starting to
+        recede), so that bodies at rest relative to each other do not end
+        segments on round-off.
 
     Returns
     -------
@@ -249,7 +264,10 @@ def simulate(
     save_times = jnp.asarray(save_times, dtype=float)
     if dt is None:
         rtol, atol = jnp.asarray(rtol, dtype=float), jnp.asarray(atol, dtype=float)
-        controller, dt0 = dfx.PIDController(rtol=rtol, atol=atol), None
+        dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
+        controller, dt0 = dfx.PIDController(rtol=rtol, atol=atol, dtmax=dtmax), None
+    elif max_step is not None:
+        raise ValueError("max_step limits adaptive steps; it cannot be combined with a fixed step dt")
     else:
         controller, dt0 = dfx.ConstantStepSize(), check_positive("dt", dt)
     if not any(isinstance(force, Contact) for force in model.forces):
@@ -259,7 +277,7 @@ def simulate(
     _check_impact_laws_open(model, state0)
     return _simulate_events(
         model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events,
-        jnp.asarray(event_tol, dtype=float),
+        jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
     )
 
 
@@ -340,8 +358,7 @@ class _EventBisection(optx.Bisection):
     """``optimistix.Bisection`` stopped on the bracket alone, returning the bracket's far end.
 
     Bisection needs no derivative: it is safe on the kinks of the event
-    function (a minimum over contacts, ``_per_elapsed`` at the segment start)
-    and where its slope vanishes, where Newton's method fails. It stops when
+    function (a minimum over contacts) and where its slope vanishes, where Newton's method fails. It stops when
     the bracket is shorter than atol + rtol |t| (the event functions have
     units of their own, so ``optimistix.Bisection``'s other test, |value| <
     atol, may be out of reach) and returns the end of the bracket past the
@@ -358,32 +375,26 @@ class _EventBisection(optx.Bisection):
         return state.upper, aux, {}
 
 
-def _per_elapsed(value, t, start):
-    """value/(t − start) after ``start``, 1 at it: same sign, no root at the segment start."""
-    later = t > start
-    return jnp.where(later, value / jnp.where(later, t - start, 1.0), 1.0)
-
-
 def _event_values(contacts, t, y, args):
     """The two down-crossing event functions of every contact, (len(contacts), 2), chosen by status.
 
-    The first: the separation function when closed; ġ when receding (the
-    bodies start to approach); g when approaching (onset). The second: −ġ
-    when approaching (the bodies start to recede), else inactive (1).
-    A segment that starts at a separation or a turning point starts with
-    ġ = 0; ġ is divided by the time since the segment start so that the
-    event function is positive there (its limit is ±g̈) and has no root at
-    the start: a bounce shorter than the first step is still seen.
+    The first: the separation function when closed; ġ + v_r when receding
+    (the bodies start to approach); g when approaching (onset). The second:
+    v_r − ġ when approaching (the bodies start to recede), else inactive (1).
+    The band 2 v_r between the turning points makes every function positive
+    at the start of the segment that follows its status change (ġ ≥ 0 at a
+    separation), so none has a root there: a bounce shorter than the first
+    step is still seen.
     """
-    model, status, residual, released, start = args
+    model, status, residual, released, rest_speed = args
     q, v = (model.split(x) for x in y)
     rows = []
     for slot, k in enumerate(contacts):
         contact = model.forces[k]
         gap, rate = _open_gap(contact, q, v, t, residual[slot], released[slot])
-        open_value = jnp.where(status[slot] == RECEDING, _per_elapsed(rate, t, start), gap)
+        open_value = jnp.where(status[slot] == RECEDING, rate + rest_speed, gap)
         first = jnp.where(status[slot] == CLOSED, contact.separation_function(q, v), open_value)
-        second = jnp.where(status[slot] == APPROACHING, _per_elapsed(-rate, t, start), 1.0)
+        second = jnp.where(status[slot] == APPROACHING, rest_speed - rate, 1.0)
         rows.append(jnp.stack([first, second]))
     return jnp.stack(rows)
 
@@ -397,9 +408,12 @@ def _apply_event(model, status, residual, released, slot, k, second, q, v, t):
     contact = model.forces[k]
     current = status[slot]
     penetration = contact.penetration(model.split(q))
+    gap, _ = _open_gap(contact, model.split(q), model.split(v), t, residual[slot], released[slot])
     separation = ~second & (current == CLOSED)
-    turn = ~second & (current == RECEDING)
-    onset = ~second & (current == APPROACHING)
+    # a gap that closed while the bodies were within the rest band is an onset at the turn
+    landed = ~second & (current == RECEDING) & (gap <= 0)
+    turn = ~second & (current == RECEDING) & ~landed
+    onset = (~second & (current == APPROACHING)) | landed
     law = contact.active_law
     left = jnp.maximum(penetration, 0.0) if law is not None and law.separates_at_zero_force else 0.0
     # a residual surface deformation is kept until the bodies part (δ < 0 at the turn)
@@ -433,7 +447,8 @@ def _engage(model, k, engaged):
 
 @eqx.filter_jit
 def _simulate_events(
-    model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol
+    model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol,
+    rest_speed,
 ):
     contacts = _contact_indices(model)
     q0, v0 = model.split(state0.q), model.split(state0.v)
@@ -472,7 +487,7 @@ def _simulate_events(
                 t1=t_end,
                 dt0=dt0,
                 y0=(q, v),
-                args=(model, status, residual, released, t0),
+                args=(model, status, residual, released, rest_speed),
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))
                 ),
@@ -489,7 +504,7 @@ def _simulate_events(
             new_ys = _select(saved[:, None], solution.ys[0], ys)
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
-            values = _event_values(contacts, t1, (q1, v1), (model, status, residual, released, t0))
+            values = _event_values(contacts, t1, (q1, v1), (model, status, residual, released, rest_speed))
             due = happened & (values <= 0)
             new = (model, status, residual, released)
             times, onsets = [], []

@@ -14,8 +14,10 @@ def table():
 
 
 def test_forward_mode_agrees_with_central_differences(table):
-    assert table["discrepancy"] < 1e-3
-    np.testing.assert_allclose(table["normalised"], table["normalised_fd"], atol=1e-3)
+    # They agree to 1.4e-7 (docs/RESULTS.md). The bound catches the 1.7e-5 that an event function divided
+    # by the time since the segment start gave (the turning points before the rest band of ``simulate``).
+    assert table["discrepancy"] < 2e-6
+    np.testing.assert_allclose(table["normalised"], table["normalised_fd"], atol=2e-6)
 
 
 def test_physics_of_the_first_impact(table):

@@ -8,7 +8,7 @@ import pytest
 
 import diffimpact
 from diffimpact.contact.friction import Coulomb
-from diffimpact.contact.normal import HertzLinearDamper, free_surface
+from diffimpact.contact.normal import Hertz, HertzLinearDamper, free_surface
 from diffimpact.multibody import (
     CircleCircle,
     CirclePlane,
@@ -171,6 +171,25 @@ def test_bounce_lands_where_the_ballistic_flight_says(dropped):
     assert float(events.t[2] - events.t[1]) == pytest.approx(flight, rel=1e-9)
     assert float(events.v[2, 1]) == pytest.approx(vy - G * flight, rel=1e-8)
     np.testing.assert_allclose(np.asarray(run.q[-1]), [0.0, _rest_height(), 0.0], atol=1e-10)
+
+
+def test_a_landing_slower_than_the_rest_band_is_caught_at_the_turning_point():
+    """An elastic Hertz ball dropped from 5 cm leaves the ground at u = √(2 g h). With ``rest_speed``
+    v_r = 2u the bodies count as at rest until ġ = −v_r, after the gap has closed again: the onset is
+    taken at that turning point, (u + v_r)/g after the separation, and the ball is still thrown back up."""
+    height = 0.05
+    u = np.sqrt(2 * G * height)
+    model = ball_on_ground(Hertz(SOFT, EXPONENT), gravity=G)
+    state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
+    run = simulate(model, state, jnp.linspace(0.0, 0.6, 601), LagrangeMultipliers(), max_events=8,
+                   rest_speed=2 * u)
+    events = run.events
+    assert [bool(x) for x in events.onset[:3]] == [True, False, True]
+    assert -float(events.v[1, 1]) == pytest.approx(-u, rel=1e-8)  # elastic: leaves at the impact speed
+    # free flight from the separation: ẏ = ẏ_sep − g τ reaches −v_r at τ = (ẏ_sep + v_r)/g (3u/g)
+    np.testing.assert_allclose(float(events.t[2] - events.t[1]), (float(events.v[1, 1]) + 2 * u) / G, rtol=1e-9)
+    assert float(events.q[2, 1]) < RADIUS  # caught inside the ground
+    assert np.max(np.asarray(run.q[-100:, 1])) > RADIUS  # and thrown back up
 
 
 def test_return_onto_the_recovering_surface(dropped):
