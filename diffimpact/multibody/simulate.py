@@ -28,6 +28,9 @@ bounce; a grazing contact would be missed). The band, v_r = ``rest_speed``,
 keeps bodies at rest relative to each other (balls of a rack, ġ = 0 up to
 round-off) from ending a segment at every sign change of the round-off; a gap
 that closes within the band is caught at the turning point, as an onset.
+After a turning point the status follows ġ as it then stands, which chooses
+functions that start positive (dropping a still-recovering surface once the
+bodies have parted, below, can leave them receding from the bare one).
 Turning points only end segments; ``Events`` lists the onsets and separations. The event function
 of the solve is the least of all contacts' functions, so its first crossing
 is the earliest of any contact's; bisection locates it and the segment ends
@@ -399,7 +402,7 @@ def _event_values(contacts, t, y, args):
     return jnp.stack(rows)
 
 
-def _apply_event(model, status, residual, released, slot, k, second, q, v, t):
+def _apply_event(model, status, residual, released, slot, k, second, q, v, t, rest_speed):
     """Contact k's event (its ``second`` function or the first): the new model, status and velocities.
 
     Returns ``(model, status, residual, released, v, contact_event, onset)``;
@@ -407,26 +410,34 @@ def _apply_event(model, status, residual, released, slot, k, second, q, v, t):
     """
     contact = model.forces[k]
     current = status[slot]
-    penetration = contact.penetration(model.split(q))
-    gap, _ = _open_gap(contact, model.split(q), model.split(v), t, residual[slot], released[slot])
+    qs, vs = model.split(q), model.split(v)
+    penetration = contact.penetration(qs)
     separation = ~second & (current == CLOSED)
-    # a gap that closed while the bodies were within the rest band is an onset at the turn
-    landed = ~second & (current == RECEDING) & (gap <= 0)
-    turn = ~second & (current == RECEDING) & ~landed
-    onset = (~second & (current == APPROACHING)) | landed
+    crossed = ~second & (current == APPROACHING)
+    turning = second | (current == RECEDING)
     law = contact.active_law
     left = jnp.maximum(penetration, 0.0) if law is not None and law.separates_at_zero_force else 0.0
-    # a residual surface deformation is kept until the bodies part (δ < 0 at the turn)
-    new_residual = jnp.where(separation, left, jnp.where(turn & (penetration < 0), 0.0, residual[slot]))
+    # a residual surface deformation is kept until the bodies part (δ < 0 at a turning point)
+    new_residual = jnp.where(separation, left, jnp.where(turning & (penetration < 0), 0.0, residual[slot]))
+    # After a turning point the gap (with the surface as it now stands) says which way the bodies go: the
+    # status is chosen so that its functions start positive (receding: ġ > −v_r; approaching: ġ < v_r,
+    # g > 0). Dropping the recovering surface when the bodies have parted changes ġ by −ẋ_s, so the
+    # bodies may still be receding from the bare surface. A gap that closed within the rest band is an
+    # onset at the turn.
+    gap, rate = _open_gap(contact, qs, vs, t, new_residual, released[slot])
+    approaching = turning & (rate < -0.5 * rest_speed)
+    landed = approaching & (gap <= 0)
+    onset = crossed | landed
     new_released = jnp.where(separation | onset, t, released[slot])
+    open_status = jnp.where(approaching, APPROACHING, RECEDING)
     if contact.impulsive:
-        new_status = jnp.where(turn, APPROACHING, RECEDING)
+        new_status = open_status
         v = jnp.where(onset, restitution_impulse(model, contact, q, v, t), v)
         updated = model
     else:
-        new_status = jnp.where(onset, CLOSED, jnp.where(turn, APPROACHING, RECEDING))
+        new_status = jnp.where(onset, CLOSED, open_status)
         # a fresh impact sets the law; a return onto the recovering surface keeps it
-        fresh = onset & (residual[slot] <= 0)
+        fresh = onset & (new_residual <= 0)
         resolved = eqx.tree_at(lambda m: m.forces[k], model, resolve_at_onset(model, contact, q, v, t))
         updated = _engage(_select(fresh, resolved, model), k, new_status == CLOSED)
     return (
@@ -511,7 +522,7 @@ def _simulate_events(
             for slot, k in enumerate(contacts):
                 hit = due[slot, 0] | due[slot, 1]
                 *state_k, v_k, event_k, onset_k = _apply_event(
-                    *new, slot, k, due[slot, 1] & ~due[slot, 0], q1, v1, t1
+                    *new, slot, k, due[slot, 1] & ~due[slot, 0], q1, v1, t1, rest_speed
                 )
                 new = _select(hit, tuple(state_k), new)
                 v1 = jnp.where(hit, v_k, v1)

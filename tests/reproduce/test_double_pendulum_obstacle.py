@@ -60,6 +60,24 @@ def test_total_energy_never_increases(case, runs):
     assert np.max(np.diff(energy)) < 1e-6  # ... and nothing supplies energy
 
 
+def test_bounces_die_out_into_resting_contact_with_friction(params):
+    """μ = 0.15 over 8 s: dozens of ever smaller bounces (each re-resolving the eq. (50) law), then rest.
+
+    The late bounces leave the floor with a residual overlap that is still recovering when the disk
+    turns back: dropping that surface once the disk has parted must not hide the next landing (the disk
+    then fell through the floor at 7.83 s, gaining energy)."""
+    times = jnp.linspace(0.0, 8.0, 801)
+    _, run = study.obstacle_case(params, "mu0p15", times, max_events=400)
+    events = run.events
+    count = int(events.count)
+    assert int(np.sum(np.asarray(events.onset[:count]))) > 20
+    energy = np.asarray(run.energy)
+    assert np.max(np.diff(energy)) < 1e-6
+    gap = np.asarray(dp.gap(params, dp.Obstacle(friction=0.15), dp.angles(run.q)))
+    assert gap.min() > -3e-3
+    assert gap[-1] < 0  # resting on the floor at the end
+
+
 def test_energy_is_constant_between_collisions_without_friction(params, runs, tables):
     _, run = runs["mu0"]
     events = run.events
