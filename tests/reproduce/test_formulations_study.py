@@ -1,4 +1,7 @@
-"""Seed 000 §4.1: the break shot under two of the formulations at two step limits (quick run)."""
+"""Seed 000 §4.1: the break shot at two step limits (quick run, one formulation: each compiles for about 70 s).
+
+The formulations' drift is compared on the double pendulum (tests/scenes/test_double_pendulum.py).
+"""
 
 import numpy as np
 import pytest
@@ -8,7 +11,7 @@ from diffimpact.reproduce import formulations as study
 from diffimpact.reproduce._io import read_csv
 from diffimpact.scenes import billiard
 
-NAMES = ("lagrange", "direct")
+NAMES = ("direct",)
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +61,6 @@ def test_every_run_sees_the_break(timing):
     for row in timing.values():
         assert row["events"] >= 8
         assert -0.2 < row["yellow_vx_end_m_per_s"] < -0.1
-
-
-def test_direct_correction_holds_the_normalisation_better(timing):
-    for h in study.QUICK_STEPS:
-        assert timing[("direct", h)]["max_phi"] < 1e-2 * timing[("lagrange", h)]["max_phi"]
 
 
 def test_the_step_limit_is_kept(timing):
