@@ -31,8 +31,9 @@ that closes within the band is caught at the turning point, as an onset.
 After a turning point the status follows ġ as it then stands, which chooses
 functions that start positive (dropping a still-recovering surface once the
 bodies have parted, below, can leave them receding from the bare one).
-Turning points only end segments; ``Events`` lists the onsets and separations. The event function
-of the solve is the least of all contacts' functions, so its first crossing
+Turning points only end segments; ``Events`` lists the onsets and
+separations. The event function of the solve is the least of all contacts'
+functions, so its first crossing
 is the earliest of any contact's; bisection locates it and the segment ends
 just past it, where every contact whose function has crossed is handled:
 simultaneous impacts (a symmetric break shot) stay simultaneous, and a later
@@ -361,8 +362,9 @@ class _EventBisection(optx.Bisection):
     """``optimistix.Bisection`` stopped on the bracket alone, returning the bracket's far end.
 
     Bisection needs no derivative: it is safe on the kinks of the event
-    function (a minimum over contacts) and where its slope vanishes, where Newton's method fails. It stops when
-    the bracket is shorter than atol + rtol |t| (the event functions have
+    function (a minimum over contacts) and where its slope vanishes, where
+    Newton's method fails. It stops when the bracket is shorter than
+    atol + rtol |t| (the event functions have
     units of their own, so ``optimistix.Bisection``'s other test, |value| <
     atol, may be out of reach) and returns the end of the bracket past the
     crossing, where the function is negative (construct with ``flip=True``:
@@ -431,7 +433,8 @@ def _apply_event(model, status, residual, released, slot, k, second, q, v, t, re
     new_released = jnp.where(separation | onset, t, released[slot])
     open_status = jnp.where(approaching, APPROACHING, RECEDING)
     if contact.impulsive:
-        new_status = open_status
+        # the impulse reverses the approach: the bodies recede after it
+        new_status = jnp.where(onset, RECEDING, open_status)
         v = jnp.where(onset, restitution_impulse(model, contact, q, v, t), v)
         updated = model
     else:

@@ -192,6 +192,25 @@ def test_a_landing_slower_than_the_rest_band_is_caught_at_the_turning_point():
     assert np.max(np.asarray(run.q[-100:, 1])) > RADIUS  # and thrown back up
 
 
+def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
+    """Newton restitution with v_r = 2u: the second landing is caught late, inside the ground; its impulse
+    reverses the approach, the contact recedes, and the next landing is caught the same way."""
+    height, restitution = 0.05, 0.5
+    u = np.sqrt(2 * G * height)
+    model = ball_on_ground(NewtonRestitution(restitution), gravity=G)
+    state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
+    run = simulate(model, state, jnp.linspace(0.0, 0.8, 801), LagrangeMultipliers(), max_events=8,
+                   rest_speed=2 * u)
+    events = run.events
+    assert int(events.count) == 3 and all(bool(x) for x in events.onset[:3])
+    # free flights: ẏ goes from its value after an impulse to −v_r in (ẏ⁺ + v_r)/g; the impulses are e u
+    # after the first impact (at the ground) and e v_r after the late ones (inside it)
+    np.testing.assert_allclose(float(events.t[1] - events.t[0]), (restitution * u + 2 * u) / G, rtol=1e-9)
+    np.testing.assert_allclose(float(events.t[2] - events.t[1]), (restitution * 2 * u + 2 * u) / G, rtol=1e-9)
+    assert float(events.q[1, 1]) < RADIUS
+    assert float(events.v[1, 1]) == pytest.approx(restitution * 2 * u, rel=1e-9)
+
+
 def test_return_onto_the_recovering_surface(dropped):
     """e = 0.2: the ball comes back before it has left the overlap; it touches the zone recovering by
     c ẋ + k xⁿ = 0 (``free_surface``, with c of the impact) and comes to rest at k δⁿ = m g."""
