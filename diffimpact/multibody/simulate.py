@@ -33,11 +33,11 @@ functions that start positive (dropping a still-recovering surface once the
 bodies have parted, below, can leave them receding from the bare one).
 Turning points only end segments; ``Events`` lists the onsets and
 separations. The event function of the solve is the least of all contacts'
-functions, so its first crossing
-is the earliest of any contact's; bisection locates it and the segment ends
-just past it, where every contact whose function has crossed is handled:
-simultaneous impacts (a symmetric break shot) stay simultaneous, and a later
-crossing in the same step is found in the next segment at its own time.
+functions, so its first crossing is the earliest of any contact's; bisection
+locates it and the segment ends just past it, where every contact whose
+function has crossed is handled: simultaneous impacts (a symmetric break
+shot) stay simultaneous, and a later crossing in the same step is found in
+the next segment at its own time.
 
 Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
 damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
@@ -364,10 +364,9 @@ class _EventBisection(optx.Bisection):
     Bisection needs no derivative: it is safe on the kinks of the event
     function (a minimum over contacts) and where its slope vanishes, where
     Newton's method fails. It stops when the bracket is shorter than
-    atol + rtol |t| (the event functions have
-    units of their own, so ``optimistix.Bisection``'s other test, |value| <
-    atol, may be out of reach) and returns the end of the bracket past the
-    crossing, where the function is negative (construct with ``flip=True``:
+    atol + rtol |t| (the event functions have units of their own, so
+    ``optimistix.Bisection``'s other test, |value| < atol, may be out of
+    reach) and returns the end of the bracket past the crossing, where the function is negative (construct with ``flip=True``:
     the event functions decrease through their roots).
     """
 
