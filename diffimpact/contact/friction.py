@@ -19,12 +19,6 @@ import jax.numpy as jnp
 from diffimpact._validation import check_positive, check_range
 from diffimpact.contact._math import safe_norm
 
-# Alciatore's fit μ(v) = a + b exp(−c v) to Marlow's ball–ball data (seed 000, eq. (3.8)).
-_ALCIATORE_OFFSET = 9.951e-3
-_ALCIATORE_AMPLITUDE = 0.108
-_ALCIATORE_DECAY = 1.088  # s/m
-
-
 def _check_ordered(lower_name, lower, upper_name, upper, *, strict):
     """Return ``upper`` after checking lower ≤ upper (< if ``strict``); the message names both."""
     gap = check_range(f"{upper_name} - {lower_name}", upper - lower, 0.0, low_open=strict)
@@ -129,19 +123,32 @@ class Ambrosio(FrictionLaw):
 class Alciatore(FrictionLaw):
     """Alciatore's ball–ball friction, μ(|v|) F_N tanh(|v|/v_reg) (seed 000, eq. (3.8)).
 
-    μ(|v|) = 9.951e-3 + 0.108 exp(−1.088 |v|) with |v| in m/s, fitted to
-    Marlow's data; the factor tanh(|v|/v_reg) makes the force vanish at zero slip.
+    μ(v) = a + b exp(−c v) (``coefficient``), with a = 9.951e-3, b = 0.108 and
+    c = 1.088 s/m by default: D. G. Alciatore's fit (Technical Proof TP A.14,
+    "The effects of cut angle, speed, and spin on object ball throw") through
+    W. C. Marlow's three ball–ball points (*The Physics of Pocket Billiards*,
+    1995, Table 10; ``data/marlow_ball_ball_friction.csv``). The factor
+    tanh(|v|/v_reg) makes the force vanish at zero slip. a, b, c are fields,
+    so fits can move them.
     """
 
+    offset: jnp.ndarray
+    amplitude: jnp.ndarray
+    decay: jnp.ndarray
     regularisation_speed: jnp.ndarray
 
-    def __init__(self, regularisation_speed=1e-4):
+    def __init__(self, offset=9.951e-3, amplitude=0.108, decay=1.088, regularisation_speed=1e-4):
+        self.offset = check_range("offset", offset, 0.0)
+        self.amplitude = check_range("amplitude", amplitude, 0.0)
+        self.decay = check_range("decay", decay, 0.0)
         self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
 
+    def coefficient(self, slip_speed):
+        """μ(v) = a + b exp(−c v) at the slip speed v (m/s)."""
+        return self.offset + self.amplitude * jnp.exp(-self.decay * slip_speed)
+
     def magnitude(self, normal_force, slip_speed):
-        decay = jnp.exp(-_ALCIATORE_DECAY * slip_speed)
-        coefficient = _ALCIATORE_OFFSET + _ALCIATORE_AMPLITUDE * decay
-        return coefficient * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
+        return self.coefficient(slip_speed) * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
 
 
 class Stribeck(FrictionLaw):

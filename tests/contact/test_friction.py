@@ -1,5 +1,7 @@
 """Friction laws: direction, symmetry, behaviour at zero slip, published limits, validation."""
 
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,6 +9,8 @@ import pytest
 
 import diffimpact  # noqa: F401  (enables float64)
 from diffimpact.contact import Alciatore, Ambrosio, Coulomb, Stribeck, Threlfall
+
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 NORMAL_FORCE = 2.5  # N
 
@@ -124,6 +128,13 @@ def test_alciatore_published_coefficients():
     law = Alciatore(regularisation_speed=1e-9)
     assert float(law.magnitude(1.0, 1e-6)) == pytest.approx(0.118, abs=5e-4)
     assert float(law.magnitude(1.0, 50.0)) == pytest.approx(9.951e-3, rel=1e-12)
+
+
+def test_alciatore_curve_passes_through_marlows_points():
+    # TP A.14 fits a + b exp(−c v) through Marlow's three measured points (data/marlow_ball_ball_friction.csv).
+    data = np.genfromtxt(DATA / "marlow_ball_ball_friction.csv", delimiter=",", names=True)
+    mu = Alciatore().coefficient(data["relative_sliding_speed_m_per_s"])
+    np.testing.assert_allclose(mu, data["friction_coefficient"], atol=1e-4)
 
 
 @pytest.mark.parametrize("law, _", LAWS, ids=LAW_IDS)
