@@ -24,6 +24,7 @@ from diffimpact.multibody.contact import (
     CircleCircle,
     CirclePlane,
     Contact,
+    Cushion,
     Geometry,
     HuntCrossleyImpact,
     ImpactLaw,
@@ -66,7 +67,7 @@ from diffimpact.multibody.simulate import (
 )
 
 __all__ = [
-    "CircleCircle", "CirclePlane", "Contact", "Events", "Geometry", "HuntCrossleyImpact",
+    "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HuntCrossleyImpact",
     "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "normal_response",
     "resolve_at_onset", "restitution_impulse",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",

@@ -38,7 +38,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from diffimpact._validation import check_range, unit_vector
+from diffimpact._validation import check_positive, check_range, unit_vector
 from diffimpact.contact._math import positive_power, safe_norm
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
@@ -181,7 +181,9 @@ SphereSphere = CircleCircle
 class SphereFace(Geometry):
     """Sphere of radius R on body j against a bounded rectangular face on body i (3-D).
 
-    Seed 000 §3.2, Fig. 5: the sphere–plane gap of ``SpherePlane``, δ_p = R −
+    A plane face of a moving body, counted while the centre of the sphere
+    projects inside it (``Cushion`` is the fixed cushion of seed 000 §3.2, with
+    the faces' rims). The sphere–plane gap of ``SpherePlane``, δ_p = R −
     (C − F) · n, counts only while the projection of the centre C on the face
     plane lies inside the rectangle |ξ| ≤ a, |η| ≤ b, with ξ, η the in-plane
     coordinates of C − F along the edge axis u and w = n × u. So that δ stays
@@ -254,6 +256,92 @@ class SphereFace(Geometry):
 
     def point(self, q):
         return global_point(q, self.body_j, self.centre) - (self.radius - self.plane_penetration(q) / 2) * self.normal(q)
+
+
+class Cushion(Geometry):
+    """A ball (sphere of radius R on body j) against a fixed cushion whose nose follows a polyline (3-D).
+
+    Seed 000 §3.2, Figs. 3–5: each cushion is a central rectangular prism with a
+    triangular prism at each pocket end, so seen from above the faces a ball can
+    reach are the segments of a polyline, jaw – long face – jaw, through
+    ``vertices`` (x, y) on the cloth plane z = 0. The paper bounds each plane
+    face so that "if any of the coordinates of the projection of the sphere is
+    out of the boundaries of the plane (s_x ± R and s_y ± R), contact will not
+    happen". Read literally (the whole projected disc within the face) a ball
+    aimed at the corner between two faces touches neither and sinks into the
+    cushion; with the bounds widened by R both faces push near the corner and
+    the force doubles. Here the reading is the exact contact of a sphere with
+    the bounded faces: the gap is measured to the closest point of the nearest
+    face, its rim included, so a centre that projects up to R beyond a face's
+    end touches its edge, with the normal from the edge to the centre, and the
+    faces of one cushion count once (the least distance over the segments):
+
+        δ = R − min_k |C − P_k|,   n = (C − P*)/|C − P*|,
+
+    with P_k the point of segment k closest to the centre C and P* the nearest.
+    Where the contact lies inside a face the rebound is normal to that face; at
+    a corner the normal turns from one face's to the other's through the
+    directions between (Fig. 4: normal to the long side, back along the
+    original direction for a ball aimed at the corner, normal to the short side).
+
+    ``nose_height``: ``None`` (the seed's model) for vertical faces, which meet
+    the ball at the height of its centre: the distance is measured in the
+    horizontal plane and n is horizontal. A height h (m above the cloth) for a
+    cushion that touches the ball at its nose line z = h (Mathavan et al. 2010:
+    h = 7R/5): the distance is measured in 3-D to the segments at that height,
+    so for a ball on the cloth n points down from the nose to the centre and the
+    cushion presses the ball into the cloth.
+
+    Parameters
+    ----------
+    vertices : (k + 1, 2) corners of the nose polyline (x, y) in global
+        coordinates (m), k ≥ 1 segments of positive length.
+    body_j : the ball's body.
+    radius : R (m), > 0.
+    nose_height : ``None`` or h (m), > 0.
+    centre : the sphere's centre, body-fixed (default: the centre of mass).
+    """
+
+    body_i: Optional[int] = eqx.field(static=True)
+    vertices: jnp.ndarray
+    nose_height: Optional[jnp.ndarray]
+    body_j: Optional[int] = eqx.field(static=True)
+    centre: jnp.ndarray
+    radius: jnp.ndarray
+
+    def __init__(self, vertices, body_j, radius, nose_height=None, centre=None):
+        self.body_i, self.body_j = None, body_j
+        self.vertices = jnp.asarray(vertices, dtype=float)
+        if self.vertices.ndim != 2 or self.vertices.shape[0] < 2 or self.vertices.shape[1] != 2:
+            raise ValueError(f"vertices must have shape (k + 1, 2) with k >= 1 segments; got {self.vertices.shape}")
+        check_positive("length of every cushion segment", jnp.linalg.norm(jnp.diff(self.vertices, axis=0), axis=1))
+        self.radius = check_positive("radius", radius)
+        self.nose_height = None if nose_height is None else check_positive("nose_height", nose_height)
+        self.centre = jnp.zeros(3) if centre is None else jnp.asarray(centre, dtype=float)
+        if self.centre.shape != (3,):
+            raise ValueError(f"Cushion is spatial: centre must have 3 components; got shape {self.centre.shape}")
+
+    def _offset(self, q):
+        """C − P* (3-vector) from the nearest point of the nose to the sphere's centre."""
+        centre = global_point(q, self.body_j, self.centre)
+        start, end = self.vertices[:-1], self.vertices[1:]
+        along = end - start
+        fraction = jnp.clip(jnp.sum((centre[:2] - start) * along, axis=1) / jnp.sum(along**2, axis=1), 0.0, 1.0)
+        horizontal = centre[:2] - (start + fraction[:, None] * along)
+        nearest = horizontal[jnp.argmin(jnp.sum(horizontal**2, axis=1))]
+        # the nose is level, so the nearest segment in 3-D is the nearest in the plane
+        vertical = 0.0 if self.nose_height is None else centre[2] - self.nose_height
+        return jnp.concatenate([nearest, jnp.reshape(vertical, (1,))])
+
+    def normal(self, q):
+        offset = self._offset(q)
+        return offset / safe_norm(offset)
+
+    def penetration(self, q):
+        return self.radius - safe_norm(self._offset(q))
+
+    def point(self, q):
+        return global_point(q, self.body_j, self.centre) - (self.radius - self.penetration(q) / 2) * self.normal(q)
 
 
 # --- impact-dependent laws ---------------------------------------------------------

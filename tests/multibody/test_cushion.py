@@ -1,0 +1,112 @@
+"""The cushion geometry (seed 000 §3.2, Figs. 3–5): the faces' gap with their rims, the corner cases of Fig. 4, the nose.
+
+A free ball (no gravity, no cloth) moves in the plane z = 0 towards a corner
+of a cushion: the long face along the x-axis up to the corner at the origin,
+then a jaw face turned by 45° into the pocket. The contact is frictionless
+Lankarani–Nikravesh, so the rebound is along the contact normal; the cases run
+together in one vmapped simulation.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffimpact.multibody import (
+    Contact,
+    Cushion,
+    HuntCrossleyImpact,
+    LagrangeMultipliers,
+    Model,
+    SpatialBody,
+    State,
+    simulate,
+)
+
+RADIUS, MASS = 0.028575, 0.17
+JAW = np.array([np.cos(np.pi / 4), np.sin(np.pi / 4)])
+VERTICES = np.array([[-0.5, 0.0], [0.0, 0.0], 0.1 * JAW])
+LONG_NORMAL = np.array([0.0, -1.0])  # into the table
+SHORT_NORMAL = np.array([JAW[1], -JAW[0]])  # the jaw's normal, on the table side
+SPEED = 1.0
+RESTITUTION = 0.98
+
+
+def unit(v):
+    return np.asarray(v) / np.linalg.norm(v)
+
+
+def start(direction, aim):
+    """A ball moving along ``direction`` whose centre line passes through ``aim`` (x, y), 5 mm before contact."""
+    direction = unit(direction)
+    centre = np.asarray(aim) - (RADIUS + 0.005) * direction
+    return np.concatenate([centre, [0.0, 1.0, 0.0, 0.0, 0.0]]), np.concatenate([SPEED * direction, [0.0] * 5])
+
+
+# Fig. 4 of seed 000: the same corner met (a) normal to the long side, (b) from between the normals, aimed
+# at the corner, (c) normal to the short side. In (a) and (c) the centre line passes 1 mm inside the face,
+# so the contact stays on that face up to its end.
+CASES = {
+    "a: normal to the long side": start(-LONG_NORMAL, (-0.001, 0.0)),
+    "b: between the normals, at the corner": start(-unit(LONG_NORMAL + SHORT_NORMAL), (0.0, 0.0)),
+    "c: normal to the short side": start(-SHORT_NORMAL, 0.001 * JAW),
+}
+EXPECTED = {
+    "a: normal to the long side": LONG_NORMAL,
+    "b: between the normals, at the corner": unit(LONG_NORMAL + SHORT_NORMAL),
+    "c: normal to the short side": SHORT_NORMAL,
+}
+
+
+@pytest.fixture(scope="module")
+def rebounds():
+    ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3, name="ball")
+    law = HuntCrossleyImpact(1e7, 1.5, RESTITUTION, factor="lankarani_nikravesh")
+    model = Model([ball], forces=[Contact(Cushion(VERTICES, 0, RADIUS), law)])
+    q0 = jnp.array([CASES[name][0] for name in CASES])
+    v0 = jnp.array([CASES[name][1] for name in CASES])
+    run = jax.jit(jax.vmap(lambda q, v: simulate(model, State(q, v), jnp.array([0.0, 0.03]), LagrangeMultipliers(),
+                                                 max_events=8)))
+    return run(q0, v0)
+
+
+@pytest.mark.parametrize("index, name", list(enumerate(CASES)))
+def test_fig_4_corner_cases_rebound_along_the_contact_normal(rebounds, index, name):
+    events = rebounds.events
+    assert int(events.count[index]) == 2  # one onset, one separation: the faces of a cushion push once
+    velocity = np.asarray(rebounds.v[index, -1, :2])
+    direction = velocity / np.linalg.norm(velocity)
+    np.testing.assert_allclose(direction, EXPECTED[name], atol=1e-9)
+    # Lankarani–Nikravesh returns close to its e for e near 1 (seed 004 fig. 1)
+    assert np.linalg.norm(velocity) == pytest.approx(RESTITUTION * SPEED, abs=3e-3)
+
+
+def test_gap_and_normal_in_closed_form():
+    # Faces at the ball's centre height: the horizontal distance; the nose at h = 7R/5: the 3-D distance to it.
+    centre = np.array([-0.2, -0.9 * RADIUS, RADIUS])
+    q = (jnp.concatenate([jnp.asarray(centre), jnp.array([1.0, 0.0, 0.0, 0.0])]),)
+    face, nose = Cushion(VERTICES, 0, RADIUS), Cushion(VERTICES, 0, RADIUS, nose_height=1.4 * RADIUS)
+    np.testing.assert_allclose(face.penetration(q), 0.1 * RADIUS, rtol=1e-12)
+    np.testing.assert_allclose(face.normal(q), [0.0, -1.0, 0.0], atol=1e-15)
+    offset = np.array([0.0, -0.9 * RADIUS, -0.4 * RADIUS])
+    np.testing.assert_allclose(nose.penetration(q), RADIUS - np.linalg.norm(offset), rtol=1e-12)
+    np.testing.assert_allclose(nose.normal(q), unit(offset), rtol=1e-12)
+    assert float(nose.normal(q)[2]) < 0  # the nose presses the ball into the cloth
+    # past the corner the nearest point is the corner itself, seen by both faces: counted once
+    beyond = np.array([0.3 * RADIUS, -0.3 * RADIUS, RADIUS])
+    q = (jnp.concatenate([jnp.asarray(beyond), jnp.array([1.0, 0.0, 0.0, 0.0])]),)
+    np.testing.assert_allclose(face.penetration(q), RADIUS - np.hypot(0.3, 0.3) * RADIUS, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda: Cushion([[0.0, 0.0]], 0, RADIUS), r"vertices must have shape \(k \+ 1, 2\)"),
+        (lambda: Cushion([[0.0, 0.0], [0.0, 0.0]], 0, RADIUS), "length of every cushion segment"),
+        (lambda: Cushion(VERTICES, 0, -1.0), r"radius must be finite and in \(0, inf\)"),
+        (lambda: Cushion(VERTICES, 0, RADIUS, nose_height=0.0), r"nose_height must be finite and in \(0, inf\)"),
+    ],
+)
+def test_bad_geometry_is_refused(build, message):
+    with pytest.raises(ValueError, match=message):
+        build()
