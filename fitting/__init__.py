@@ -24,7 +24,7 @@
   contact from the pendulums' angular velocities.
 """
 
-from fitting.fit import FitResult, fit, levenberg_marquardt
-from fitting.parameters import Bounded, Free, Positive, UnitInterval, parametrise
+from fitting.fit import FitResult, fit, levenberg_marquardt, linearise
+from fitting.parameters import Bounded, Free, LogBounded, Positive, UnitInterval, parametrise
 
-__all__ = ["fit", "FitResult", "levenberg_marquardt", "parametrise", "Free", "Positive", "Bounded", "UnitInterval"]
+__all__ = ["fit", "FitResult", "levenberg_marquardt", "linearise", "parametrise", "Free", "Positive", "Bounded", "LogBounded", "UnitInterval"]

@@ -158,7 +158,7 @@ class LeastSquaresTransformation(optax.GradientTransformationExtraArgs):
     """An optax transformation whose ``update`` also takes ``residuals`` z and their ``jacobian`` ∂z/∂θ."""
 
 
-def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_tries=12):
+def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_tries=12, max_step=3.0):
     """Levenberg–Marquardt steps as an optax transformation, for ``fit``'s least-squares problems.
 
     Each step solves (JᵀJ + λ diag JᵀJ) δ = −g with the Jacobian J = ∂z/∂θ and
@@ -169,9 +169,14 @@ def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_t
     λ ← λ·``decrease``. For the few-parameter, expensive-model fits of this
     package it needs tens of steps where Adam needs hundreds. With robust losses
     JᵀJ omits the IRLS weights (a Gauss–Newton approximation).
+
+    A step longer than ``max_step`` (in θ, whose entries are of order one by
+    the transforms' references) is shortened to that length: where the data
+    leave a direction nearly free, the Gauss–Newton step along it is huge, and
+    the model would be evaluated at absurd values (a stiffness of 1e28).
     """
     for name, value in (("initial_damping", initial_damping), ("increase - 1", increase - 1.0),
-                        ("decrease", decrease), ("max_tries", max_tries)):
+                        ("decrease", decrease), ("max_tries", max_tries), ("max_step", max_step)):
         _check_positive_number(name, value)
     if not decrease < 1:
         raise ValueError(f"decrease must be < 1, got {decrease!r}")
@@ -183,14 +188,22 @@ def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_t
     def update(updates, state, params, *, value, value_fn, jacobian, **extra):
         del extra
         normal = jacobian.T @ jacobian
-        scale = jnp.diag(jnp.diag(normal))
+        # Marquardt's scaling, floored: a parameter the residuals no longer see (a bounded one saturated
+        # at its limit) has a zero column, and the damped system must stay solvable.
+        curvature = jnp.diag(normal)
+        scale = jnp.diag(jnp.maximum(curvature, 1e-12 * jnp.max(curvature)))
 
         def attempt(carry):
             damping, _, _, tries = carry
             damping = damping * increase
             step = -jnp.linalg.solve(normal + damping * scale, updates)
+            # A near-singular system (parameters the data cannot separate) can give a non-finite step:
+            # it is rejected without evaluating the model there, and the damping grows.
+            finite = jnp.all(jnp.isfinite(step))
+            step = jnp.where(finite, step, 0.0)
+            step = step * jnp.minimum(1.0, max_step / jnp.maximum(jnp.linalg.norm(step), 1e-300))
             trial = value_fn(params + step)
-            return damping, step, jnp.isfinite(trial) & (trial < value), tries + 1
+            return damping, step, finite & jnp.isfinite(trial) & (trial < value), tries + 1
 
         start = (state.damping / increase, jnp.zeros_like(updates), jnp.array(False), jnp.array(0))
         damping, step, accepted, _ = jax.lax.while_loop(
@@ -270,6 +283,38 @@ def _step(problem, theta, state):
     return optax.apply_updates(theta, updates), state, value, jnp.linalg.norm(grad), z, jac
 
 
+def _problem(residual_fn, params0, spec, sigma, loss, loss_scale, optimizer, jacobian):
+    """The ``_Problem`` of a fit and the unconstrained θ0 of ``params0``."""
+    if jacobian not in JACOBIAN_MODES:
+        raise ValueError(f"jacobian must be one of {tuple(JACOBIAN_MODES)}, got {jacobian!r}")
+    rho = _cached_loss_function(loss, loss_scale)
+    sigma = jnp.asarray(sigma, dtype=float)
+    if not bool(jnp.all(sigma > 0)):
+        raise ValueError("sigma must be > 0 everywhere")
+    theta0, space = parametrise(params0, spec)
+    # The template's free leaves become arrays (their values are never used), so a new
+    # initial guess does not change the static part of the problem and the cache key.
+    space = eqx.tree_at(lambda s: s.template, space, space(theta0))
+    optimizer = DEFAULT_OPTIMIZER if optimizer is None else optax.with_extra_args_support(optimizer)
+    return _Problem(residual_fn, space, sigma, rho, optimizer, jacobian), theta0
+
+
+def linearise(residual_fn, params0, spec, theta=None, *, sigma=1.0, loss="squared", loss_scale=1.0, optimizer=None,
+              jacobian="fwd"):
+    """Weighted residuals z and their Jacobian J = ∂z/∂θ at θ, as ``fit`` sees them.
+
+    The arguments are ``fit``'s, ``theta`` the unconstrained point (default:
+    that of ``params0``). It runs ``fit``'s compiled step, so after a fit of the
+    same problem it compiles nothing: checks of J against finite differences
+    of z, or model outputs from z σ with zero data, come at no compile cost.
+    """
+    problem, theta0 = _problem(residual_fn, params0, spec, sigma, loss, loss_scale, optimizer, jacobian)
+    theta = theta0 if theta is None else jnp.asarray(theta, dtype=float)
+    state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), problem.optimizer.init(theta))
+    *_, z, jac = _step(problem, theta, state)
+    return np.asarray(z), np.asarray(jac)
+
+
 def fit(
     residual_fn,
     params0,
@@ -318,20 +363,10 @@ def fit(
     -------
     FitResult
     """
-    if jacobian not in JACOBIAN_MODES:
-        raise ValueError(f"jacobian must be one of {tuple(JACOBIAN_MODES)}, got {jacobian!r}")
     for name, value in (("max_steps", max_steps), ("gtol", gtol), ("ftol", ftol), ("start_spread", start_spread)):
         _check_positive_number(name, value)
-    rho = _cached_loss_function(loss, loss_scale)
-    sigma = jnp.asarray(sigma, dtype=float)
-    if not bool(jnp.all(sigma > 0)):
-        raise ValueError("sigma must be > 0 everywhere")
-    theta0, space = parametrise(params0, spec)
-    # The template's free leaves become arrays (their values are never used), so a new
-    # initial guess does not change the static part of the problem and the cache key.
-    space = eqx.tree_at(lambda s: s.template, space, space(theta0))
-    optimizer = DEFAULT_OPTIMIZER if optimizer is None else optax.with_extra_args_support(optimizer)
-    problem = _Problem(residual_fn, space, sigma, rho, optimizer, jacobian)
+    problem, theta0 = _problem(residual_fn, params0, spec, sigma, loss, loss_scale, optimizer, jacobian)
+    space, rho = problem.space, problem.rho
 
     residual_shape = eqx.filter_eval_shape(_residuals, problem, theta0).shape
     point_sigma = np.ravel(np.broadcast_to(np.asarray(sigma), residual_shape))
@@ -347,7 +382,7 @@ def fit(
     runs = []
     for index, theta in enumerate(thetas):
         # Strong types: a weakly typed initial state would make step compile twice.
-        state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), optimizer.init(theta))
+        state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), problem.optimizer.init(theta))
         runs.append(_minimise(step, state, theta, max_steps, gtol, ftol, progress, index, len(thetas)))
     best = min(runs, key=lambda run: run["loss"])
     return _result(best, runs, space, rho, loss, absolute_sigma, point_sigma)

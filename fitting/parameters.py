@@ -21,6 +21,8 @@ Each transform maps θ to a physical value x elementwise:
   ``Positive("softplus", reference)``: x = reference · log(1 + exp(θ)).
 * ``Bounded(low, high)``: x = low + (high − low) · sigmoid(θ) (θ = logit);
   ``UnitInterval()`` is ``Bounded(0, 1)``.
+* ``LogBounded(low, high)``: x = low · (high/low)^sigmoid(θ), for a positive
+  value known to within a few decades.
 
 A ``reference`` or ``scale`` of the order of the expected value keeps θ of
 order one, which the optimisers (and the conditioning of JᵀJ) need when
@@ -130,6 +132,35 @@ class Bounded(Transform):
 
     def to_unconstrained(self, physical):
         fraction = (physical - self.low) / (self.high - self.low)
+        return jnp.log(fraction) - jnp.log1p(-fraction)
+
+    def in_domain(self, physical):
+        return (physical > self.low) & (physical < self.high)
+
+    def domain(self):
+        return f"({self.low:g}, {self.high:g})"
+
+
+class LogBounded(Transform):
+    """Positive parameter in (low, high) on a log scale, x = low · (high/low)^sigmoid(θ).
+
+    For a quantity known only to its order of magnitude (a rubber's modulus,
+    1–100 MPa): the optimiser moves in decades and never leaves the range
+    where the model is meant to work.
+    """
+
+    low: float = eqx.field(static=True)
+    high: float = eqx.field(static=True)
+
+    def __check_init__(self):
+        if not (np.isfinite(self.high) and 0 < self.low < self.high):
+            raise ValueError(f"LogBounded needs 0 < low < high < inf, got low={self.low!r}, high={self.high!r}")
+
+    def to_physical(self, unconstrained):
+        return self.low * jnp.exp(np.log(self.high / self.low) * jax.nn.sigmoid(unconstrained))
+
+    def to_unconstrained(self, physical):
+        fraction = jnp.log(physical / self.low) / np.log(self.high / self.low)
         return jnp.log(fraction) - jnp.log1p(-fraction)
 
     def in_domain(self, physical):

@@ -8,7 +8,7 @@ import pytest
 
 import diffimpact  # noqa: F401  (float64)
 from diffimpact.contact.normal import HertzLinearDamper, KelvinVoigt
-from fitting.parameters import Bounded, Free, Positive, UnitInterval, parametrise
+from fitting.parameters import Bounded, Free, LogBounded, Positive, UnitInterval, parametrise
 
 TRANSFORMS_AND_VALUES = [
     (Free(scale=3.0), np.array([-7.0, 0.0, 2.5])),
@@ -17,6 +17,7 @@ TRANSFORMS_AND_VALUES = [
     (Positive(transform="softplus"), np.array([1e-6, 0.6, 50.0])),
     (Bounded(-2.0, 3.0), np.array([-1.999, 0.0, 2.999])),
     (UnitInterval(), np.array([1e-6, 0.6, 1 - 1e-6])),
+    (LogBounded(1e6, 1e8), np.array([1.0001e6, 3e6, 0.9999e8])),
 ]
 
 
@@ -28,7 +29,8 @@ def test_round_trip(transform, values):
 
 @pytest.mark.parametrize(
     "transform, low, high",
-    [(Positive(), 0.0, np.inf), (Positive(transform="softplus"), 0.0, np.inf), (Bounded(-2.0, 3.0), -2.0, 3.0)],
+    [(Positive(), 0.0, np.inf), (Positive(transform="softplus"), 0.0, np.inf), (Bounded(-2.0, 3.0), -2.0, 3.0),
+     (LogBounded(1e6, 1e8), 1e6, 1e8)],
 )
 def test_any_unconstrained_value_maps_inside_the_bounds(transform, low, high):
     physical = np.asarray(transform.to_physical(jnp.linspace(-30.0, 30.0, 101)))
@@ -87,6 +89,7 @@ def test_bad_specs_raise_naming_the_parameter(params, spec, match):
     "make, match",
     [
         (lambda: Bounded(1.0, 0.0), "low < high"),
+        (lambda: LogBounded(0.0, 1.0), "0 < low < high"),
         (lambda: Positive(transform="exp"), "transform"),
         (lambda: Positive(reference=-1.0), "reference"),
         (lambda: Free(scale=0.0), "scale"),
