@@ -1,54 +1,98 @@
-"""The break of seed 000's first experiment (§§3.4, 4.1, figs. 7a, 9–16): the cue ball and the first three balls of the rack.
+"""Pool and snooker balls on the cloth (seed 000 §§3–4): the break, the cut shot, the cushion shot.
 
-Seed 000 gives: balls of 57.15 mm diameter and 170 g, J = 0.000055 kg m²,
-all orientations (1, 0, 0, 0); the cue ball at (−0.635, 0, 0.028576) m shot
-at 10.729 m/s along +x; the first ball of the rack at (0.635, 0, 0.028575)
-m and the next two at its back, the three centres an equilateral triangle of
-side d = 2R + α (fig. 9), α = 2.1325735e-4 m (the "random" arrangement of
-Table 3 used for the comparison of formulations); gravity; ball–cloth
-contact by Hertz (eq. (3.9)) with Ambrósio's friction (v0 = 1e-4 m/s,
-v1 = 1e-3 m/s); ball–ball contact by Lankarani–Nikravesh (eqs. (3.3),
-(3.7), n = 3/2) with Alciatore's friction (eq. (3.8)); stiffnesses from
-eqs. (3.4) and (3.6).
+Seed 000 builds a pool table from three contact interactions: ball–cloth
+(Hertz, eq. (3.9), K of eq. (3.6), with Ambrósio's friction, v0 = 1e-4 m/s,
+v1 = 1e-3 m/s), ball–ball (Lankarani–Nikravesh, eqs. (3.3), (3.7), n = 3/2,
+K of eq. (3.4), with Threlfall's μ = 0.06 or Alciatore's μ(v) of eq. (3.8))
+and ball–cushion (Lankarani–Nikravesh with e = 0.98 and Ambrósio's friction
+with μ = 0.14, the values of Mathavan et al. 2010). Balls are spatial bodies
+(centre and Euler parameters) under gravity; the cloth is the plane z = 0.
+This module gives the pieces (``ball``, ``cloth``, ``ball_pair``,
+``cushion``, ``ball_state``) and three ready systems:
+
+* the **break** of the first experiment (§§3.4, 4.1, figs. 7a, 9–16): the
+  cue ball and the first three balls of the rack (``model``,
+  ``initial_state``);
+* the **cut shot** of the second (§4.2, figs. 17–19): the cue ball and one
+  object ball (``pair_model``, ``cut_shot_state``);
+* the **cushion shot** of the third (§4.3, figs. 20–21): one ball against
+  the long cushion at y = W/2 (``cushion_model``, ``ball_state``), with the
+  cushion touching the ball at its centre height (the seed's plane faces) or
+  at the nose height h = 7R/5 of Mathavan et al. 2010 (``Cushion``).
+
+The break. Seed 000 gives: balls of 57.15 mm diameter and 170 g, J =
+0.000055 kg m², all orientations (1, 0, 0, 0); the cue ball at (−0.635, 0,
+0.028576) m shot at 10.729 m/s along +x; the first ball of the rack at
+(0.635, 0, 0.028575) m and the next two at its back, the three centres an
+equilateral triangle of side d = 2R + α (fig. 9), α = 2.1325735e-4 m (the
+"random" arrangement of Table 3 used for the comparison of formulations).
 
 Not in the text, so assumed here (``Parameters``): the materials of Table 1
-(ball: E = 5.4 GPa, ν = 0.35, phenolic resin; cloth: E = 10 MPa, ν = 0.3),
-the coefficients of Table 2 (ball–ball e = 0.93; ball–cloth sliding μ =
-0.2, Alciatore's values). The balls start resting on the cloth at the
-static Hertz deflection (mg/K)^(2/3) instead of 1 µm above it: the paper's
-start drops the cue ball onto an undamped Hertz cloth, which then bounces
-it for ever. The cushions are left out: the cloth is an unbounded plane
-(with the balls' speeds after the break, the outer two would reach the side
-cushions of a real table about 0.1 s after the break).
+(ball: E = 5.4 GPa, ν = 0.35, phenolic resin; cloth: E = 10 MPa, ν = 0.3;
+cushion rubber: E = 5 MPa, ν = 0.49), the coefficients of Table 2
+(ball–ball e = 0.93; ball–cloth sliding μ = 0.2, Alciatore's values). The
+balls start resting on the cloth at the static Hertz deflection (mg/K)^(2/3)
+instead of 1 µm above it: the paper's start drops the cue ball onto an
+undamped Hertz cloth, which then bounces it for ever. The break and the cut
+shot leave the cushions out: the cloth is an unbounded plane (with the balls'
+speeds after the break, the outer two would reach the side cushions of a
+real table about 0.1 s after the break).
 
-The shot is symmetric about the x-axis, so the cue ball must stay on it
-(y = 0): the paper's figs. 12–15 show which formulations break that.
+The cloth of the paper is undamped. That is harmless while the balls roll,
+but a cushion that touches the ball above its centre presses it into the
+cloth with a fraction sin θ = 2/5 of its force, and the undamped cloth gives
+that energy back as a jump: the ball leaves a nose-height cushion with an
+upward speed of a sizeable fraction of its rebound speed, and the rebound is
+much slower than on a rigid bed. ``cloth_damping_ratio`` > 0
+replaces Hertz by Hunt–Crossley, f = K δ^(3/2) (1 + χ δ̇), with χ set so that
+the ball resting on the cloth is damped at that ratio of critical: χ = 2ζ
+√(k_s m)/(m g), k_s = (3/2) K δ_s^(1/2) the stiffness at the static
+deflection δ_s.
+
+The shot is symmetric about the x-axis, so in the break the cue ball must
+stay on it (y = 0): the paper's figs. 12–15 show which formulations break that.
 """
 
 import itertools
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.contact import Alciatore, Ambrosio, Hertz, sphere_plane_stiffness, sphere_sphere_stiffness
+from diffimpact.contact import (
+    Alciatore,
+    Ambrosio,
+    Hertz,
+    HuntCrossley,
+    sphere_plane_stiffness,
+    sphere_sphere_stiffness,
+)
+from diffimpact.impulse.alciatore import throw_angle
 from diffimpact.multibody import (
     Contact,
+    Cushion,
     Gravity,
     HuntCrossleyImpact,
+    LagrangeMultipliers,
     Model,
     SpatialBody,
     SpherePlane,
     SphereSphere,
     State,
+    angular_velocity,
+    euler_rates,
+    simulate,
 )
 
 #: Balls: cue, then the first three of the rack (the apex ball is yellow, fig. 7a).
 BALLS = ("cue", "yellow", "blue", "red")
+#: Cushion nose height over the radius, h/R, of Mathavan et al. 2010 ("in both snooker and pool h = 7R/5").
+NOSE_HEIGHT_RATIO = 1.4
 
 
 class Parameters(eqx.Module):
-    """Seed 000's billiard break (SI units); see the module docstring for what is assumed."""
+    """Balls, materials, laws and shots of seed 000 (SI units); see the module docstring for what is assumed."""
 
     radius: float = 0.028575
     mass: float = 0.17
@@ -62,8 +106,15 @@ class Parameters(eqx.Module):
     ball_poisson: float = 0.35  # assumed
     cloth_modulus: float = 10e6  # assumed
     cloth_poisson: float = 0.3  # assumed
+    cushion_modulus: float = 5e6  # assumed
+    cushion_poisson: float = 0.49  # assumed
     ball_restitution: float = 0.93  # assumed (Table 2)
     cloth_friction: float = 0.2  # assumed (Table 2)
+    cloth_damping_ratio: float = 0.0  # 0: the paper's Hertz cloth
+    cushion_restitution: float = 0.98  # Mathavan et al. 2010
+    cushion_friction: float = 0.14  # Mathavan et al. 2010
+    table_length: float = 2.54  # WPA 9-ft table, playing surface (m)
+    table_width: float = 1.27
 
     def cloth_stiffness(self):
         """K of eq. (3.6), ball on cloth (N/m^1.5)."""
@@ -77,9 +128,88 @@ class Parameters(eqx.Module):
             self.radius, self.radius, self.ball_modulus, self.ball_poisson, self.ball_modulus, self.ball_poisson
         )
 
+    def cushion_stiffness(self):
+        """K of eq. (3.6), ball on the cushion's rubber (N/m^1.5)."""
+        return sphere_plane_stiffness(
+            self.radius, self.ball_modulus, self.ball_poisson, self.cushion_modulus, self.cushion_poisson
+        )
+
+    def static_deflection(self):
+        """δ_s = (m g/K)^(2/3), the ball's indentation of the cloth at rest (m)."""
+        return (self.mass * self.gravity / self.cloth_stiffness()) ** (2.0 / 3.0)
+
     def resting_height(self):
         """Centre height on the cloth at the static Hertz deflection (m)."""
-        return self.radius - (self.mass * self.gravity / self.cloth_stiffness()) ** (2.0 / 3.0)
+        return self.radius - self.static_deflection()
+
+    def nose_height(self):
+        """Mathavan et al.'s cushion nose height h = 7R/5 above the cloth (m)."""
+        return NOSE_HEIGHT_RATIO * self.radius
+
+
+#: Modulus of a snooker table's bed, cloth on slate (Pa), assumed: the cushion at 7R/5 presses the ball into
+#: the bed with 2/5 of its force; on the seed's soft cloth (10 MPa) the ball then sinks by up to 0.5 mm and
+#: the cloth takes a share of the energy (rebound 0.85 V instead of 0.90 V at 1 m/s).
+SLATE_MODULUS = 1e9
+
+
+def snooker(**changes):
+    """``Parameters`` of Mathavan et al.'s snooker ball and table (2009, 2010), with ``changes``.
+
+    The ball: M = 0.1406 kg, R = 26.25 mm, solid (J = 2MR²/5). The cloth's
+    sliding friction μ_s = 0.212 (their mean of 0.178–0.245). The bed, cloth
+    on slate, as a stiff Hertz contact (E = ``SLATE_MODULUS``, assumed)
+    damped at the critical ratio.
+    """
+    mass, radius = 0.1406, 0.02625
+    return Parameters(**{"mass": mass, "radius": radius, "inertia": 0.4 * mass * radius**2, "cloth_friction": 0.212,
+                         "cloth_modulus": SLATE_MODULUS, "cloth_damping_ratio": 1.0, **changes})
+
+
+def ball(p, name="ball"):
+    """A ball: a spatial body of mass m with the principal moments J."""
+    return SpatialBody(p.mass, [p.inertia] * 3, name=name)
+
+
+def cloth_law(p):
+    """The ball–cloth normal law: Hertz (eq. (3.9)), or Hunt–Crossley damped at ``p.cloth_damping_ratio``."""
+    stiffness = p.cloth_stiffness()
+    if isinstance(p.cloth_damping_ratio, (int, float)) and p.cloth_damping_ratio == 0:
+        return Hertz(stiffness, 1.5)
+    resting_stiffness = 1.5 * stiffness * p.static_deflection() ** 0.5
+    hysteresis = 2 * p.cloth_damping_ratio * jnp.sqrt(resting_stiffness * p.mass) / (p.mass * p.gravity)
+    return HuntCrossley(stiffness, 1.5, hysteresis * stiffness)
+
+
+def cloth(p, index):
+    """Ball ``index`` on the cloth z = 0: ``cloth_law`` with Ambrósio's friction (v0 = 1e-4, v1 = 1e-3 m/s)."""
+    return Contact(SpherePlane(None, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), index, radius=p.radius), cloth_law(p),
+                   Ambrosio(p.cloth_friction, 1e-4, 1e-3))
+
+
+def ball_pair(p, i, j, friction=None):
+    """Balls i and j: Lankarani–Nikravesh (eqs. (3.3), (3.7)) with ``friction`` (default Alciatore's μ(v))."""
+    return Contact(SphereSphere(i, np.zeros(3), p.radius, j, np.zeros(3), p.radius),
+                   HuntCrossleyImpact(p.ball_stiffness(), 1.5, p.ball_restitution, factor="lankarani_nikravesh"),
+                   Alciatore() if friction is None else friction)
+
+
+def cushion(p, index, vertices, nose_height=None):
+    """Ball ``index`` against the cushion whose nose runs through ``vertices`` (``Cushion``).
+
+    Lankarani–Nikravesh with ``p.cushion_restitution`` and Ambrósio's friction
+    with ``p.cushion_friction`` (seed 000 §3.3); ``nose_height`` ``None`` for
+    the seed's faces at the ball's centre height, or h (m, e.g. ``p.nose_height()``).
+    """
+    return Contact(Cushion(vertices, index, p.radius, nose_height),
+                   HuntCrossleyImpact(p.cushion_stiffness(), 1.5, p.cushion_restitution, factor="lankarani_nikravesh"),
+                   Ambrosio(p.cushion_friction, 1e-4, 1e-3))
+
+
+def long_cushion(p):
+    """Nose line of the long cushion at y = W/2, from x = −L/2 to L/2: the x-axis runs along it, y towards it."""
+    half_length, half_width = p.table_length / 2, p.table_width / 2
+    return np.array([[-half_length, half_width], [half_length, half_width]])
 
 
 def _check_balls(balls):
@@ -89,25 +219,15 @@ def _check_balls(balls):
 
 
 def model(p, balls=4):
-    """``balls`` balls, gravity, a ball–cloth contact per ball, then a ball–ball contact per pair.
+    """The break: ``balls`` balls, gravity, a ball–cloth contact per ball, then a ball–ball contact per pair.
 
     ``balls``: 4 for the break; 2 for the cue ball and the yellow ball alone
     (a head-on collision).
     """
     names = _check_balls(balls)
-    bodies = [SpatialBody(p.mass, [p.inertia] * 3, name=name) for name in names]
-    cloth = [
-        Contact(SpherePlane(None, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), i, radius=p.radius),
-                Hertz(p.cloth_stiffness(), 1.5), Ambrosio(p.cloth_friction, 1e-4, 1e-3))
-        for i in range(len(names))
-    ]
-    pairs = [
-        Contact(SphereSphere(i, np.zeros(3), p.radius, j, np.zeros(3), p.radius),
-                HuntCrossleyImpact(p.ball_stiffness(), 1.5, p.ball_restitution, factor="lankarani_nikravesh"),
-                Alciatore())
-        for i, j in itertools.combinations(range(len(names)), 2)
-    ]
-    return Model(bodies, forces=[Gravity((0.0, 0.0, -p.gravity)), *cloth, *pairs])
+    pairs = [ball_pair(p, i, j) for i, j in itertools.combinations(range(len(names)), 2)]
+    return Model([ball(p, name) for name in names],
+                 forces=[Gravity((0.0, 0.0, -p.gravity)), *(cloth(p, i) for i in range(len(names))), *pairs])
 
 
 def contact_names(balls=4):
@@ -120,13 +240,231 @@ def contact_names(balls=4):
 def initial_state(p, balls=4):
     """The break: the cue ball sliding at ``p.speed`` along +x, the rack at rest, all resting on the cloth."""
     names = _check_balls(balls)
-    z, side = p.resting_height(), 2 * p.radius + p.spacing
+    side = 2 * p.radius + p.spacing
     back = p.rack_x + side * np.cos(np.pi / 6)
     centres = [(p.cue_x, 0.0), (p.rack_x, 0.0), (back, side / 2), (back, -side / 2)][: len(names)]
-    q = jnp.concatenate([jnp.array([x, y, z, 1.0, 0.0, 0.0, 0.0]) for x, y in centres])
-    return State(q, jnp.zeros(7 * len(names)).at[0].set(p.speed))
+    return State(*ball_state(p, centres, [(p.speed, 0.0)] + [(0.0, 0.0)] * (len(names) - 1)))
+
+
+def rolling_spin(p, velocity):
+    """Angular velocity (rad/s) that rolls a ball moving at ``velocity`` (ṙ_x, ṙ_y) on the cloth: ω = ẑ × ṙ / R."""
+    velocity = jnp.asarray(velocity, dtype=float)
+    return jnp.stack([-velocity[..., 1], velocity[..., 0], jnp.zeros_like(velocity[..., 0])], axis=-1) / p.radius
+
+
+def ball_state(p, centres, velocities, spins=None):
+    """Coordinates and velocities (q, v) of balls resting on the cloth at ``centres`` (x, y) (m).
+
+    ``velocities``: (ṙ_x, ṙ_y) per ball (m/s); ``spins``: angular velocity ω
+    per ball (rad/s, global axes; default none). Orientations start at
+    (1, 0, 0, 0), so ṗ = ½ Eᵀ ω (``euler_rates``).
+    """
+    centres, velocities = jnp.atleast_2d(jnp.asarray(centres, dtype=float)), jnp.asarray(velocities, dtype=float)
+    velocities = jnp.broadcast_to(jnp.atleast_2d(velocities), centres.shape)
+    spins = jnp.zeros((len(centres), 3)) if spins is None else jnp.broadcast_to(jnp.atleast_2d(jnp.asarray(spins, dtype=float)), (len(centres), 3))
+    unit = jnp.array([1.0, 0.0, 0.0, 0.0])
+    height = jnp.full((len(centres), 1), p.resting_height())
+    q = jnp.concatenate([centres, height, jnp.tile(unit, (len(centres), 1))], axis=1)
+    rates = jnp.stack([euler_rates(unit, w) for w in spins])
+    v = jnp.concatenate([velocities, jnp.zeros((len(centres), 1)), rates], axis=1)
+    return q.ravel(), v.ravel()
+
+
+def cushion_model(p, nose_height=None):
+    """One ball on the cloth and the long cushion (``long_cushion``): forces gravity, cloth, cushion."""
+    return Model([ball(p)], forces=[Gravity((0.0, 0.0, -p.gravity)), cloth(p, 0),
+                                    cushion(p, 0, long_cushion(p), nose_height)])
+
+
+def pair_model(p, friction=None):
+    """The cue ball (0) and an object ball (1) on the cloth: forces gravity, two cloth contacts, the pair."""
+    return Model([ball(p, "cue"), ball(p, "object")],
+                 forces=[Gravity((0.0, 0.0, -p.gravity)), cloth(p, 0), cloth(p, 1), ball_pair(p, 0, 1, friction)])
+
+
+def cut_shot_state(p, speed, cut, cue_x, object_x, rolling=True):
+    """The cue ball at (``cue_x``, 0) moving at ``speed`` along +x towards the object ball at rest.
+
+    The object ball sits at (``object_x``, 2R sin φ), so that the line of
+    centres makes the cut angle φ = ``cut`` (rad) with +x when they touch (for
+    a straight approach). ``rolling``: the cue ball rolls (ω = ẑ × ṙ/R); else
+    it slides without spin (the seed's shots).
+    """
+    velocity = jnp.stack([jnp.asarray(speed, dtype=float), jnp.zeros(())])
+    spin = rolling_spin(p, velocity) if rolling else jnp.zeros(3)
+    centres = jnp.array([[cue_x, 0.0], [object_x, 0.0]]).at[1, 1].set(2 * p.radius * jnp.sin(cut))
+    q, v = ball_state(p, centres, jnp.stack([velocity, jnp.zeros(2)]), jnp.stack([spin, jnp.zeros(3)]))
+    return State(q, v)
 
 
 def position(q, ball):
     """Centre (x, y, z) of ball ``ball`` (index into ``BALLS``) from the coordinates q (..., 7 × balls)."""
     return q[..., 7 * ball: 7 * ball + 3]
+
+
+# --- shots: the cushion impact and the cut shot -----------------------------------------
+
+#: Relative tolerance of the shots' solves (atol = rtol × 1e-2 m or m/s). The derivatives in forward mode
+#: are not in the step-size control: they carry errors of about √rtol in places (2e-2 of a Jacobian column at
+#: 1e-8, 2e-3 at 1e-10, measured on the compliant cushion's modulus), so checks of them use a tighter rtol.
+SHOT_RTOL = 1e-8
+
+
+def shot_tolerances(rtol=SHOT_RTOL):
+    """``rtol`` and ``atol`` of a shot's ``simulate`` (``rtol`` may be a traced array)."""
+    return dict(rtol=rtol, atol=1e-2 * rtol)
+#: Gap between the ball and the cushion at the start of ``cushion_impact``, along the ball's path (m).
+CUSHION_GAP = 2e-3
+#: Time simulated after the ball reaches the cushion (s): a contact lasts ~3 δ_max/v, up to 20 ms for the
+#: softest cushions the fits try (E = 0.5 MPa at 0.25 m/s).
+AFTER_CONTACT = 0.06
+#: Force index of the cushion in ``cushion_model`` and of the ball pair in ``pair_model``.
+CUSHION_FORCE, PAIR_FORCE = 2, 3
+
+
+def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, nose=True, adjoint=None,
+                   rtol=SHOT_RTOL):
+    """One ball against the long cushion (``cushion_model``), from ``CUSHION_GAP`` before the contact.
+
+    ``incidence`` α (rad) from the cushion line (π/2: head-on); the spins are
+    multiples of V/R in Mathavan et al.'s convention (ω_x = −ω_T sin α,
+    ω_y = ω_T cos α, ω_z = ω_S; ω_T = V/R rolls). ``nose``: the cushion
+    touches at ``p.nose_height()``, else at the ball's centre height. Saves
+    the start and the end, ``AFTER_CONTACT`` after the ball reaches the
+    cushion; works under ``vmap`` over the numbers. ``adjoint`` as in ``simulate``;
+    ``rtol`` as in ``shot_tolerances``.
+    """
+    direction = jnp.stack([jnp.cos(incidence), jnp.sin(incidence)])
+    start_y = p.table_width / 2 - p.radius - CUSHION_GAP
+    topspin, sidespin = topspin_ratio * speed / p.radius, sidespin_ratio * speed / p.radius
+    spin = jnp.stack([-topspin * jnp.sin(incidence), topspin * jnp.cos(incidence), sidespin])
+    q, v = ball_state(p, jnp.stack([jnp.zeros(()), jnp.asarray(start_y)]), speed * direction, spin)
+    # the nose touches the ball when its centre is √(R² − (h − R)²) ≥ 0.9 R from the nose line
+    end = (CUSHION_GAP + 0.1 * p.radius) / (speed * jnp.sin(incidence)) + AFTER_CONTACT
+    model = cushion_model(p, p.nose_height() if nose else None)
+    return simulate(model, State(q, v), jnp.stack([jnp.zeros(()), end]), LagrangeMultipliers(), max_events=12,
+                    adjoint=adjoint, **shot_tolerances(rtol))
+
+
+def _first_event(events, force, onset):
+    """Row of the first ``onset`` (True) or separation (False) event of ``force``, and whether there is one."""
+    rows = jnp.arange(events.t.shape[-1])
+    chosen = (events.contact == force) & (events.onset == onset) & (rows < events.count)
+    return jnp.argmax(chosen), jnp.any(chosen)
+
+
+def rebound_velocity(run):
+    """Velocity (ẋ, ẏ, ż) right after the cushion's first separation in a ``cushion_impact`` run (NaN if none)."""
+    row, found = _first_event(run.events, CUSHION_FORCE, False)
+    return jnp.where(found, run.events.v[row, :3], jnp.nan)
+
+
+def cut_shot(p, friction, speed, cut, cue_x, object_x, rolling, duration, adjoint=None, rtol=SHOT_RTOL):
+    """The two-ball shot of ``cut_shot_state`` on ``pair_model``, saved at 0 and ``duration`` (s).
+
+    Works under ``vmap`` over the numbers; ``adjoint`` as in ``simulate``, ``rtol`` as in
+    ``shot_tolerances``.
+    """
+    model = pair_model(p, friction)
+    state = cut_shot_state(p, speed, cut, cue_x, object_x, rolling)
+    return simulate(model, state, jnp.stack([jnp.zeros(()), jnp.asarray(duration, dtype=float)]),
+                    LagrangeMultipliers(), max_events=24, adjoint=adjoint, **shot_tolerances(rtol))
+
+
+def _signed_angle(a, b):
+    """Angle from the horizontal vector ``a`` to ``b`` (rad, counter-clockwise positive)."""
+    return jnp.arctan2(a[0] * b[1] - a[1] * b[0], a[0] * b[0] + a[1] * b[1])
+
+
+def rolling_velocity(p, q, v, ball):
+    """Horizontal velocity (m/s) ball ``ball`` rolls at once the cloth has stopped its slip, from (q, v) now.
+
+    The cloth's forces pass through the contact point (the normal force) or
+    act there (friction), and gravity acts along the lever arm from it, so
+    the ball's angular momentum about the contact point, m R ẑ × ṙ + J ω, is
+    conserved while it slides; rolling (ω = ẑ × ṙ/R) then fixes
+    ṙ_roll = (m R² ṙ + J R ω × ẑ)/(m R² + J), whatever the cloth's friction
+    (5/7 ṙ + 2/7 R ω × ẑ for a solid ball). Rolling resistance is neglected.
+    """
+    block = slice(7 * ball, 7 * ball + 7)
+    velocity = v[block][:3]
+    spin = angular_velocity(q[block], v[block])
+    arm = p.mass * p.radius**2
+    return ((arm * velocity + p.inertia * p.radius * jnp.cross(spin, jnp.array([0.0, 0.0, 1.0]))) / (arm + p.inertia))[:2]
+
+
+def cut_shot_outcome(p, run):
+    """What a ``cut_shot`` run shows (a dict of scalars and 2-vectors, angles in rad; NaN without a collision).
+
+    At the onset of the ball–ball contact: ``cut``, the line of centres
+    against the cue ball's velocity; ``cue_speed_at_impact``; ``throw_tpa14``,
+    TP A.14 (``diffimpact.impulse.alciatore.throw_angle``) with the cue ball's
+    speed and spin there. Right after the separation: ``throw``, the object
+    ball's direction against the line of centres, positive towards the cue
+    ball's path; ``cue_rolling``, ``object_rolling``, the velocities the
+    balls will roll at (``rolling_velocity``), and ``deflection_rolling``,
+    the cue ball's rolling direction against +x (the aim line). At the end of
+    the run: ``deflection``, the cue ball's direction against +x; both
+    balls' speeds; the cue ball's slip on the cloth (it rolls again when the
+    slip is within Ambrósio's band).
+    """
+    events = run.events
+    onset, hit = _first_event(events, PAIR_FORCE, True)
+    separation, _ = _first_event(events, PAIR_FORCE, False)
+    q0, v0 = events.q[onset], events.v[onset]
+    centres = position(q0, 1)[:2] - position(q0, 0)[:2]
+    approach = position(v0, 0)[:2]
+    cut = _signed_angle(approach, centres)
+    side = jnp.sign(cut)
+    spin = angular_velocity(q0[:7], v0[:7])
+    across = jnp.array([approach[1], -approach[0]]) / jnp.linalg.norm(approach)  # TP A.14's î, right of the path
+    throw_tpa14 = throw_angle(jnp.abs(cut), jnp.linalg.norm(approach), spin[:2] @ across, side * spin[2],
+                              radius=p.radius)
+    q1, v1 = events.q[separation], events.v[separation]
+    throw = -side * _signed_angle(centres, position(v1, 1)[:2])
+    cue_rolling, object_rolling = rolling_velocity(p, q1, v1, 0), rolling_velocity(p, q1, v1, 1)
+    aim = jnp.array([1.0, 0.0])
+    q_end, v_end = run.q[-1], run.v[-1]
+    cue_end = position(v_end, 0)[:2]
+    spin_end = angular_velocity(q_end[:7], v_end[:7])
+    # the contact point lies R − δ_s/2 below the centre (the middle of the static overlap)
+    slip = cue_end - (p.radius - p.static_deflection() / 2) * jnp.array([spin_end[1], -spin_end[0]])
+    missing = jnp.where(hit, 0.0, jnp.nan)
+    outcome = {
+        "cut": jnp.abs(cut),
+        "cue_speed_at_impact": jnp.linalg.norm(approach),
+        "throw_tpa14": throw_tpa14,
+        "throw": throw,
+        "cue_rolling": cue_rolling,
+        "object_rolling": object_rolling,
+        "deflection_rolling": jnp.abs(_signed_angle(aim, cue_rolling)),
+        "deflection": jnp.abs(_signed_angle(aim, cue_end)),
+        "cue_speed_end": jnp.linalg.norm(cue_end),
+        "object_speed_end": jnp.linalg.norm(position(v_end, 1)[:2]),
+        "cue_slip_end": jnp.linalg.norm(slip),
+    }
+    return {key: value + missing for key, value in outcome.items()}
+
+
+@eqx.filter_jit
+def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL):
+    """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
+
+    One compilation per shape; pass ``rtol`` as an array to share it between tolerances.
+    """
+    def one(v, a, w, s):
+        return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, adjoint=adjoint, rtol=rtol))
+
+    return jax.vmap(one)(speed, incidence, topspin_ratio, sidespin_ratio)
+
+
+@eqx.filter_jit
+def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, adjoint=None, rtol=SHOT_RTOL):
+    """``cut_shot_outcome`` of ``cut_shot`` for arrays of shots.
+
+    One compilation per shape; pass ``rtol`` as an array to share it between tolerances.
+    """
+    def one(v, c, x0, x1, t):
+        return cut_shot_outcome(p, cut_shot(p, friction, v, c, x0, x1, rolling, t, adjoint=adjoint, rtol=rtol))
+
+    return jax.vmap(one)(speed, cut, cue_x, object_x, duration)
