@@ -1,6 +1,6 @@
 """Published and synthetic fits, runnable as ``diffimpact fit NAME --out DIR``."""
 
-from fitting import damping, impact_stiffness, sensitivity_study, two_pendulum
+from fitting import cushion, damping, deflection, impact_stiffness, sensitivity_study, two_pendulum
 
 #: name -> (function(out_dir, quick) -> summary text, one-line description)
 FITS = {
@@ -22,5 +22,15 @@ FITS = {
         two_pendulum.run,
         "recover e and k of the eq. (50) contact of seed 004 §6's two pendulums from noisy θ̇1(t), θ̇2(t) "
         "(uniform samples + bursts at the impacts)",
+    ),
+    "cushion": (
+        cushion.run,
+        "ball–cushion e, μ (and the rubber's modulus) from Mathavan et al. 2010's measured head-on rebounds: "
+        "their rigid-cushion model and the compliant nose-height cushion; `--data` for your own rebounds",
+    ),
+    "deflection": (
+        deflection.run,
+        "ball–ball restitution and friction scale from Mathavan et al. 2009's measured cut shots (both balls' "
+        "speeds once rolling); Alciatore's μ(v) refitted to Marlow's points; `--data` for your own cut shots",
     ),
 }

@@ -1,6 +1,6 @@
 """Published experiments, runnable as ``diffimpact reproduce NAME --out DIR``."""
 
-from diffimpact.reproduce import damping, double_pendulum, formulations, two_pendulum
+from diffimpact.reproduce import billiards, damping, double_pendulum, formulations, two_pendulum
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
@@ -24,6 +24,15 @@ REPRODUCTIONS = {
         formulations.run,
         "seed 000 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps",
     ),
+    "billiards-deflection": (
+        billiards.run_deflection,
+        "seed 000 §4.2, figs. 17–19: cut shots at 3 and 7 mph, cue-ball deflection beside eq. (4.1), throw beside TP A.14",
+    ),
+    "billiards-cushion": (
+        billiards.run_cushion,
+        "seed 000 §4.3, figs. 20–21: cushion impacts, compliant (centre height, nose) beside Mathavan et al. 2010 "
+        "and their measurements",
+    ),
 }
 
-__all__ = ["REPRODUCTIONS", "damping", "double_pendulum", "formulations", "two_pendulum"]
+__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "two_pendulum"]

@@ -1,0 +1,137 @@
+"""``diffimpact fit cushion``: what head-on shots identify, recovery from synthetic data, gradients vs finite differences."""
+
+import numpy as np
+import pytest
+
+from fitting import cushion, linearise
+from fitting.data import DataError
+
+# Synthetic oblique and spinning shots, which separate e_e and μ_w (head-on rolling shots do not).
+OBLIQUE = {
+    "speed": np.full(8, 1.0),
+    "incidence": np.radians(np.array([30.0, 45.0, 60.0, 90.0, 30.0, 45.0, 60.0, 90.0])),
+    "topspin_ratio": np.array([0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]),
+    "sidespin_ratio": np.zeros(8),
+}
+RIGID_TRUTH = cushion.RigidParameters(0.9, 0.2)
+NOISE = 0.005  # m/s
+SEED = 7
+
+
+@pytest.fixture(scope="module")
+def measured():
+    shots, _ = cushion.load_data()
+    return cushion.subset(shots, shots["speed"] < cushion.RIGID_LIMIT)
+
+
+def test_head_on_rolling_shots_fix_one_combination_of_e_and_mu(measured):
+    # The rigid model has no scale but V: rebound = r(e_e, μ_w) V for a rolling ball head-on. The fit of both
+    # is rank one, and its rebound ratio is the least-squares slope through the origin, Σ V R / Σ V².
+    both = cushion.fit_model("rigid", measured, cushion.RIGID_START, cushion.RIGID_SPEC, progress=False)
+    singular = np.linalg.svd(both.jacobian, compute_uv=False)
+    assert singular[1] < 1e-9 * singular[0]
+    assert np.all(both.standard_errors > 1e3)
+    slope = np.sum(measured["speed"] * measured["rebound_speed"]) / np.sum(measured["speed"] ** 2)
+    speed, _ = cushion.rigid_rebound(both.params, *cushion._inputs(measured))
+    np.testing.assert_allclose(np.asarray(speed) / measured["speed"], slope, rtol=1e-6)
+    # with one of them fixed at the paper's value the other is identified, at the same slope
+    alone = cushion.fit_model("rigid", measured, cushion.RIGID_PAPER, {"restitution": cushion.RESTITUTION},
+                              progress=False)
+    assert alone.standard_errors[0] < 0.05
+    speed, _ = cushion.rigid_rebound(alone.params, *cushion._inputs(measured))
+    np.testing.assert_allclose(np.asarray(speed) / measured["speed"], slope, rtol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def rigid_recovery():
+    shots = dict(OBLIQUE)
+    shots["rebound_speed"] = np.zeros(8)
+    z, _ = linearise(cushion.residual_function("rigid", shots), RIGID_TRUTH, cushion.RIGID_SPEC, sigma=cushion._sigma(shots),
+                     optimizer=cushion.OPTIMIZER)
+    rng = np.random.default_rng(SEED)
+    shots["rebound_speed"] = z * cushion.SPEED_SIGMA + NOISE * rng.normal(size=8)
+    return shots, cushion.fit_model("rigid", shots, cushion.RIGID_START, cushion.RIGID_SPEC, progress=False)
+
+
+def test_rigid_fit_recovers_the_truth_from_oblique_shots(rigid_recovery):
+    _, result = rigid_recovery
+    truth = np.array([RIGID_TRUTH.restitution, RIGID_TRUTH.cushion_friction])
+    assert np.all(np.abs(result.values - truth) < 2 * result.standard_errors), (result.values, result.standard_errors)
+    assert np.all(result.standard_errors < 0.05)
+
+
+def test_rigid_jacobian_matches_central_differences(rigid_recovery):
+    shots, result = rigid_recovery
+    problem = (cushion.residual_function("rigid", shots), RIGID_TRUTH, cushion.RIGID_SPEC)
+    options = dict(sigma=cushion._sigma(shots), optimizer=cushion.OPTIMIZER)
+    theta = result.unconstrained
+    _, jac = linearise(*problem, theta, **options)
+    h = 1e-5
+    for k in range(theta.size):
+        step = np.zeros(theta.size)
+        step[k] = h
+        plus, _ = linearise(*problem, theta + step, **options)
+        minus, _ = linearise(*problem, theta - step, **options)
+        np.testing.assert_allclose(jac[:, k], (plus - minus) / (2 * h), rtol=1e-5, atol=1e-6 * np.abs(jac).max())
+
+
+# The compliant cushion: the oblique and spinning shots above from a known restitution and friction (the
+# rubber's modulus fixed: head-on rolling shots leave it nearly free, see ``diffimpact fit cushion``).
+COMPLIANT_TRUTH = cushion.CompliantParameters(0.9, 0.2, 5e6)
+COMPLIANT_SPEC = {k: cushion.COMPLIANT_SPEC[k] for k in ("restitution", "cushion_friction")}
+#: Forward-mode tangents are not in the solver's error control (``billiard.SHOT_RTOL``): the check of the
+#: Jacobian against differences runs both at a tighter tolerance, in the same compiled step.
+CHECK_RTOL = 1e-10
+
+
+@pytest.fixture(scope="module")
+def compliant_recovery():
+    shots = dict(OBLIQUE)
+    shots["rebound_speed"] = np.zeros(8)
+    z, _ = linearise(cushion.residual_function("compliant", shots), COMPLIANT_TRUTH, COMPLIANT_SPEC,
+                     sigma=cushion._sigma(shots), optimizer=cushion.OPTIMIZER)
+    rng = np.random.default_rng(SEED)
+    shots["rebound_speed"] = z * cushion.SPEED_SIGMA + NOISE * rng.normal(size=8)
+    start = cushion.CompliantParameters(0.98, 0.14, 5e6)
+    return shots, cushion.fit_model("compliant", shots, start, COMPLIANT_SPEC, progress=False)
+
+
+def test_compliant_fit_recovers_restitution_and_friction(compliant_recovery):
+    _, result = compliant_recovery
+    truth = np.array([COMPLIANT_TRUTH.restitution, COMPLIANT_TRUTH.cushion_friction])
+    assert np.all(np.abs(result.values - truth) < 2 * result.standard_errors), (result.values, result.standard_errors)
+    assert np.all(result.standard_errors < 0.05)
+
+
+def test_compliant_jacobian_through_the_contact_events_matches_central_differences(compliant_recovery):
+    # Forward-mode derivatives through the event-located cushion contact against central differences of the
+    # same compiled step at rtol 1e-10, where the differences' noise allows h = 1e-3.
+    shots, result = compliant_recovery
+    problem = (cushion.residual_function("compliant", shots, rtol=CHECK_RTOL), COMPLIANT_TRUTH, COMPLIANT_SPEC)
+    options = dict(sigma=cushion._sigma(shots), optimizer=cushion.OPTIMIZER)
+    theta = result.unconstrained
+    _, jac = linearise(*problem, theta, **options)
+    h = 1e-3
+    for k in range(theta.size):
+        step = np.zeros(theta.size)
+        step[k] = h
+        difference = (linearise(*problem, theta + step, **options)[0]
+                      - linearise(*problem, theta - step, **options)[0]) / (2 * h)
+        np.testing.assert_allclose(jac[:, k], difference, rtol=2e-3, atol=2e-3 * np.abs(jac[:, k]).max())
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ("incident_speed_m_per_s\n1.0\n", "missing column"),
+        ("incident_speed_m_per_s,rebound_speed_m_per_s\n1.0,fast\n", r"\.csv:2: rebound_speed_m_per_s: not a number"),
+        ("incident_speed_m_per_s,rebound_speed_m_per_s\n1.0,nan\n", r"\.csv:2: .*nan is not a finite number"),
+        ("incident_speed_m_per_s,rebound_speed_m_per_s\n-1.0,0.5\n", r"\.csv:2: incident_speed_m_per_s = -1 m/s is negative"),
+        ("incident_speed_m_per_s,rebound_speed_m_per_s,incidence_deg\n1.0,0.9,95\n", r"\.csv:2: incidence_deg = 95"),
+    ],
+)
+def test_bad_data_files_are_refused_row_by_row(tmp_path, rows, message):
+    path = tmp_path / "shots.csv"
+    path.write_text(rows)
+    with pytest.raises(DataError, match=message):
+        cushion.load_data(path)
