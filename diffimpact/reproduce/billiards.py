@@ -74,7 +74,8 @@ def cushion_parameters(geometry, **changes):
 def _compliant_rebounds(geometry, speeds, incidences, topspins):
     speeds, incidences, topspins = (jnp.asarray(x, dtype=float) for x in (speeds, incidences, topspins))
     return np.asarray(billiard.cushion_rebounds(cushion_parameters(geometry), speeds, incidences, topspins,
-                                                jnp.zeros_like(speeds), nose=geometry == "nose"))
+                                                jnp.zeros_like(speeds), nose=geometry == "nose",
+                                                max_events=12 if geometry == "nose" else 64))
 
 
 def _straight_shot():
@@ -140,43 +141,50 @@ def _cushion_summary(columns, head_on, shot, measured):
 
 
 def _plot_cushion(columns, head_on, shot, measured, path):
-    fig, axes = figure(1, 4, width=4.0)
+    fig, axes = figure(2, 3, width=4.2)
     colours = {"mathavan": "k", "plane": "tab:blue", "nose": "tab:red"}
     labels = {"mathavan": "Mathavan et al. 2010 (rigid cushion)", **GEOMETRY_LABELS}
     ax = axes[0, 0]
     speed = columns["speed_m_per_s"][:head_on]
     for model in ("mathavan", *GEOMETRIES):
-        ax.plot(speed, columns[f"rebound_speed_m_per_s_{model}"][:head_on], "-o", ms=3, color=colours[model],
+        ax.plot(speed, columns[f"rebound_speed_m_per_s_{model}"][:head_on] / speed, "-o", ms=3, color=colours[model],
                 label=labels[model])
-    ax.plot(measured["incident_speed_m_per_s"], measured["rebound_speed_m_per_s"], "s", mfc="none", color="tab:green",
-            label="measured (Mathavan et al. 2010, fig. 7)")
+    ax.plot(measured["incident_speed_m_per_s"], measured["rebound_speed_m_per_s"] / measured["incident_speed_m_per_s"],
+            "s", mfc="none", color="tab:green", label="measured (Mathavan et al. 2010, fig. 7)")
     ax.axvline(2.5, color="gray", lw=0.6, ls=":")
-    ax.set(xlabel="incident speed (m/s)", ylabel="rebound speed (m/s)",
-           title="fig. 21: head-on, rolling ball")
+    ax.set(xlabel="incident speed V (m/s)", ylabel="rebound speed / V", title="fig. 21: head-on, rolling ball")
     ax.legend(fontsize=6)
+    # oblique impacts: one panel per spin and quantity, a line style per speed (the rigid model's outputs scale
+    # with V, so its lines would coincide: one is drawn)
     oblique = slice(head_on, None)
-    for k, (key, unit) in enumerate((("rebound_speed_m_per_s", "rebound speed / V"), ("rebound_angle_deg", "rebound angle (°)"))):
-        ax = axes[0, 1 + k]
-        for topspin, marker in ((0.0, "--"), (1.0, "-")):
-            chosen = columns["topspin_ratio"][oblique] == topspin
+    speeds = np.unique(columns["speed_m_per_s"][oblique])
+    styles = dict(zip(speeds, ("-", "--", ":")))
+    for row, (key, unit) in enumerate((("rebound_speed_m_per_s", "rebound speed / V"),
+                                       ("rebound_angle_deg", "rebound angle from the cushion (°)"))):
+        for column, topspin in enumerate((0.0, 1.0)):
+            ax = axes[row, 1 + column]
             for model in ("mathavan", *GEOMETRIES):
-                values = columns[f"{key}_{model}"][oblique][chosen]
-                if k == 0:
-                    values = values / columns["speed_m_per_s"][oblique][chosen]
-                angle = columns["incidence_deg"][oblique][chosen]
-                ax.plot(angle, values, marker, color=colours[model], lw=0.9, ms=2,
-                        label=f"{model}, {'rolling' if topspin else 'no spin'}" if k == 0 else None)
-        ax.set(xlabel="incidence α from the cushion (°)", ylabel=unit,
-               title=f"oblique impacts: {unit.split(' /')[0]} (all speeds)")
-        if k == 1:
-            ax.plot([0, 90], [0, 90], color="gray", lw=0.5, ls=":")
-    axes[0, 1].legend(fontsize=6)
+                for v in speeds[:1] if model == "mathavan" else speeds:
+                    chosen = (columns["topspin_ratio"][oblique] == topspin) & (columns["speed_m_per_s"][oblique] == v)
+                    values = columns[f"{key}_{model}"][oblique][chosen]
+                    if row == 0:
+                        values = values / v
+                    ax.plot(columns["incidence_deg"][oblique][chosen], values, styles[v], color=colours[model],
+                            lw=1.0, label="mathavan, any V" if model == "mathavan" else f"{model}, V = {v:g} m/s")
+            if row == 1:
+                ax.plot([0, 90], [0, 90], color="gray", lw=0.5, ls="-.", label="specular (α)")
+            ax.set(xlabel="incidence α from the cushion (°)", ylabel=unit,
+                   title=f"oblique, {'rolling' if topspin else 'no spin'}: {unit.split(' /')[0].split(' from')[0]}")
+            ax.legend(fontsize=5, ncol=2)
     q, v, t = shot
-    ax = axes[0, 3]
-    ax.plot(t, q[:, 1], label="y (m)")
-    ax.plot(t, np.linalg.norm(v[:, :2], axis=1), label="speed (m/s)")
-    ax.set(xlabel="t (s)", ylabel="y (m), speed (m/s)", title="fig. 20: straight shot at 2.724 m/s")
-    ax.legend(fontsize=7)
+    ax = axes[1, 0]
+    ax.plot(t, q[:, 1], color="tab:blue", label="y (m)")
+    ax.set(xlabel="t (s)", ylabel="y (m)", title="fig. 20: straight shot at 2.724 m/s, seed cloth")
+    twin = ax.twinx()
+    twin.plot(t, np.linalg.norm(v[:, :2], axis=1), color="tab:orange", label="speed (m/s)")
+    twin.set_ylabel("horizontal speed (m/s)")
+    ax.legend(loc="lower left", fontsize=7)
+    twin.legend(loc="lower right", fontsize=7)
     save_figure(fig, path)
 
 
@@ -246,21 +254,25 @@ def run_deflection(out, quick=False):
 
 def _plot_deflection(columns, path):
     fig, axes = figure(1, 2, width=4.6)
-    styles = {3: "-o", 7: "--s"}
-    colours = {"threlfall": "tab:blue", "alciatore": "tab:red"}
+    lines = {3: "-", 7: "--"}
+    # Threlfall wide with open markers underneath, Alciatore thin with small filled ones on top: where the two
+    # frictions give the same deflection both stay visible
+    looks = {"threlfall": dict(color="tab:blue", lw=3.0, alpha=0.6, marker="o", ms=7, mfc="none"),
+             "alciatore": dict(color="tab:red", lw=1.0, marker=".", ms=5)}
     fine = np.linspace(0.02, 0.98, 97)
-    axes[0, 0].plot(fine, np.degrees(np.asarray(alciatore.deflection_angle(alciatore.cut_angle(fine)))), "k-", lw=2.5,
-                    alpha=0.35, label="eq. (4.1), rolling cue ball")
+    axes[0, 0].plot(fine, np.degrees(np.asarray(alciatore.deflection_angle(alciatore.cut_angle(fine)))), "k:", lw=1.5,
+                    label="eq. (4.1), rolling cue ball")
     for index, name in enumerate(FRICTIONS):
-        for mph, style in styles.items():
+        for mph, line in lines.items():
             chosen = (columns["friction"] == index) & (columns["speed_mph"] == mph)
-            axes[0, 0].plot(columns["fraction"][chosen], columns["deflection_deg"][chosen], style, ms=3,
-                            color=colours[name], label=f"{FRICTION_LABELS[name]}, {mph} mph")
-            axes[0, 1].plot(columns["cut_angle_deg"][chosen], columns["throw_deg"][chosen], style, ms=3,
-                            color=colours[name], label=f"simulated, {FRICTION_LABELS[name]}, {mph} mph")
+            axes[0, 0].plot(columns["fraction"][chosen], columns["deflection_deg"][chosen], ls=line, **looks[name],
+                            label=f"{FRICTION_LABELS[name]}, {mph} mph")
+            axes[0, 1].plot(columns["cut_angle_deg"][chosen], columns["throw_deg"][chosen], ls=line, **looks[name],
+                            label=f"simulated, {FRICTION_LABELS[name]}, {mph} mph")
             if name == "alciatore":
-                axes[0, 1].plot(columns["cut_angle_deg"][chosen], columns["throw_tpa14_deg"][chosen], ":", lw=2.5,
-                                color="k", alpha=0.5, label=f"TP A.14 at the simulated impact, {mph} mph")
+                axes[0, 1].plot(columns["cut_angle_deg"][chosen], columns["throw_tpa14_deg"][chosen],
+                                {3: ":", 7: "-."}[mph], lw=1.5, color="k",
+                                label=f"TP A.14 (Alciatore μ(v)) at the simulated impact, {mph} mph")
     axes[0, 0].set(xlabel="ball-hit fraction f", ylabel="cue ball deflection (°)",
                    title="fig. 19: cue ball deflection against the aim line")
     axes[0, 1].set(xlabel="cut angle at impact (°)", ylabel="object ball throw (°)",

@@ -313,8 +313,10 @@ SHOT_RTOL = 1e-8
 def shot_tolerances(rtol=SHOT_RTOL):
     """``rtol`` and ``atol`` of a shot's ``simulate`` (``rtol`` may be a traced array)."""
     return dict(rtol=rtol, atol=1e-2 * rtol)
-#: Gap between the ball and the cushion at the start of ``cushion_impact``, along the ball's path (m).
-CUSHION_GAP = 2e-3
+#: Gap between the ball and the cushion at the start of ``cushion_impact``, normal to the cushion (m): small, so
+#: that the cloth cannot change the ball's speed or spin before the impact (at most 2.3 ms of travel, at 0.5 m/s
+#: and 5° incidence).
+CUSHION_GAP = 1e-4
 #: Time simulated after the ball reaches the cushion (s): a contact lasts ~3 δ_max/v, up to 20 ms for the
 #: softest cushions the fits try (E = 0.5 MPa at 0.25 m/s).
 AFTER_CONTACT = 0.06
@@ -323,7 +325,7 @@ CUSHION_FORCE, PAIR_FORCE = 2, 3
 
 
 def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, nose=True, adjoint=None,
-                   rtol=SHOT_RTOL):
+                   rtol=SHOT_RTOL, max_events=12):
     """One ball against the long cushion (``cushion_model``), from ``CUSHION_GAP`` before the contact.
 
     ``incidence`` α (rad) from the cushion line (π/2: head-on); the spins are
@@ -331,18 +333,21 @@ def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, n
     ω_y = ω_T cos α, ω_z = ω_S; ω_T = V/R rolls). ``nose``: the cushion
     touches at ``p.nose_height()``, else at the ball's centre height. Saves
     the start and the end, ``AFTER_CONTACT`` after the ball reaches the
-    cushion; works under ``vmap`` over the numbers. ``adjoint`` as in ``simulate``;
+    cushion; works under ``vmap`` over the numbers. ``adjoint`` and ``max_events``
+    as in ``simulate`` (12 are plenty on a damped bed; on the seed's undamped
+    cloth the ball bounces after a cushion impact, and each bounce costs two);
     ``rtol`` as in ``shot_tolerances``.
     """
     direction = jnp.stack([jnp.cos(incidence), jnp.sin(incidence)])
-    start_y = p.table_width / 2 - p.radius - CUSHION_GAP
+    # the ball touches the nose when its centre is √(R² − (h − z)²) from the nose line (z: its resting height)
+    touch = p.radius if not nose else jnp.sqrt(p.radius**2 - (p.nose_height() - p.resting_height()) ** 2)
+    start_y = p.table_width / 2 - touch - CUSHION_GAP
     topspin, sidespin = topspin_ratio * speed / p.radius, sidespin_ratio * speed / p.radius
     spin = jnp.stack([-topspin * jnp.sin(incidence), topspin * jnp.cos(incidence), sidespin])
     q, v = ball_state(p, jnp.stack([jnp.zeros(()), jnp.asarray(start_y)]), speed * direction, spin)
-    # the nose touches the ball when its centre is √(R² − (h − R)²) ≥ 0.9 R from the nose line
-    end = (CUSHION_GAP + 0.1 * p.radius) / (speed * jnp.sin(incidence)) + AFTER_CONTACT
+    end = CUSHION_GAP / (speed * jnp.sin(incidence)) + AFTER_CONTACT
     model = cushion_model(p, p.nose_height() if nose else None)
-    return simulate(model, State(q, v), jnp.stack([jnp.zeros(()), end]), LagrangeMultipliers(), max_events=12,
+    return simulate(model, State(q, v), jnp.stack([jnp.zeros(()), end]), LagrangeMultipliers(), max_events=max_events,
                     adjoint=adjoint, **shot_tolerances(rtol))
 
 
@@ -447,13 +452,15 @@ def cut_shot_outcome(p, run):
 
 
 @eqx.filter_jit
-def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL):
+def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL,
+                     max_events=12):
     """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
 
     One compilation per shape; pass ``rtol`` as an array to share it between tolerances.
     """
     def one(v, a, w, s):
-        return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, adjoint=adjoint, rtol=rtol))
+        return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, adjoint=adjoint, rtol=rtol,
+                                               max_events=max_events))
 
     return jax.vmap(one)(speed, incidence, topspin_ratio, sidespin_ratio)
 

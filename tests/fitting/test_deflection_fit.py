@@ -24,6 +24,7 @@ def recovery():
     return shots, deflection.fit_shots(shots, progress=False)
 
 
+@pytest.mark.slow  # the two-ball fit compiles for about 100 s; the cushion fit's tests cover the same machinery
 def test_fit_recovers_restitution_and_friction_scale(recovery):
     _, result = recovery
     truth = np.array([TRUTH.ball_restitution, TRUTH.friction_scale])
@@ -31,6 +32,7 @@ def test_fit_recovers_restitution_and_friction_scale(recovery):
     assert result.standard_errors[0] < 0.05
 
 
+@pytest.mark.slow
 def test_jacobian_through_the_collision_matches_central_differences(recovery):
     # Forward-mode derivatives through the event-located ball–ball contact against central differences of the
     # same compiled step. The tangents are not in the solver's error control (``billiard.SHOT_RTOL``), so both
