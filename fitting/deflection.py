@@ -151,8 +151,9 @@ def residual_function(shots, rtol=billiard.SHOT_RTOL):
 
 def fit_shots(shots, start=START, spec=SPEC, quick=False, progress=True):
     """Fit ``spec`` of ``ShotParameters`` to the cut ``shots``; returns the ``FitResult``."""
+    # relative loss changes below the solver's rtol are its noise
     return fit(residual_function(shots), start, spec, sigma=SPEED_SIGMA, optimizer=OPTIMIZER,
-               max_steps=MAX_STEPS[quick], progress=progress)
+               ftol=billiard.SHOT_RTOL, max_steps=MAX_STEPS[quick], progress=progress)
 
 
 def _curve_residuals(speed, mu, curve):

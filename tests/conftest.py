@@ -19,6 +19,27 @@ def central_difference():
     return _central_difference
 
 
+def _check_fit_jacobian(problem, theta, h, rtol, atol_fraction, **options):
+    """J of ``fitting.linearise(*problem, theta, **options)`` against central differences of z, column by column.
+
+    The tolerance of column k is ``rtol`` relative plus ``atol_fraction`` of its largest entry.
+    """
+    from fitting import linearise
+
+    _, jac = linearise(*problem, theta, **options)
+    for k in range(theta.size):
+        step = np.zeros(theta.size)
+        step[k] = h
+        difference = (linearise(*problem, theta + step, **options)[0]
+                      - linearise(*problem, theta - step, **options)[0]) / (2 * h)
+        np.testing.assert_allclose(jac[:, k], difference, rtol=rtol, atol=atol_fraction * np.abs(jac[:, k]).max())
+
+
+@pytest.fixture(scope="session")
+def check_fit_jacobian():
+    return _check_fit_jacobian
+
+
 def _check_gamma_against_second_difference(model, q0, v0, a0, t0=0.4, h=1e-4):
     """Φ̈ = D a − γ along q(t) = q0 + v0 t + a0 t²/2 (eqs. (2.10)–(2.11)), against a second difference of Φ."""
 

@@ -42,14 +42,18 @@ def test_head_on_rolling_shots_fix_one_combination_of_e_and_mu(measured):
     np.testing.assert_allclose(np.asarray(speed) / measured["speed"], slope, rtol=1e-6)
 
 
+def synthetic(model, truth, spec):
+    """The ``OBLIQUE`` shots with rebound speeds of ``model`` at ``truth`` plus noise (through the fit's own step)."""
+    shots = {**OBLIQUE, "rebound_speed": np.zeros(8)}
+    z, _ = linearise(cushion.residual_function(model, shots), truth, spec, sigma=cushion._sigma(shots),
+                     optimizer=cushion.OPTIMIZER)
+    shots["rebound_speed"] = z * cushion.SPEED_SIGMA + NOISE * np.random.default_rng(SEED).normal(size=8)
+    return shots
+
+
 @pytest.fixture(scope="module")
 def rigid_recovery():
-    shots = dict(OBLIQUE)
-    shots["rebound_speed"] = np.zeros(8)
-    z, _ = linearise(cushion.residual_function("rigid", shots), RIGID_TRUTH, cushion.RIGID_SPEC, sigma=cushion._sigma(shots),
-                     optimizer=cushion.OPTIMIZER)
-    rng = np.random.default_rng(SEED)
-    shots["rebound_speed"] = z * cushion.SPEED_SIGMA + NOISE * rng.normal(size=8)
+    shots = synthetic("rigid", RIGID_TRUTH, cushion.RIGID_SPEC)
     return shots, cushion.fit_model("rigid", shots, cushion.RIGID_START, cushion.RIGID_SPEC, progress=False)
 
 
@@ -60,19 +64,11 @@ def test_rigid_fit_recovers_the_truth_from_oblique_shots(rigid_recovery):
     assert np.all(result.standard_errors < 0.05)
 
 
-def test_rigid_jacobian_matches_central_differences(rigid_recovery):
+def test_rigid_jacobian_matches_central_differences(rigid_recovery, check_fit_jacobian):
     shots, result = rigid_recovery
     problem = (cushion.residual_function("rigid", shots), RIGID_TRUTH, cushion.RIGID_SPEC)
-    options = dict(sigma=cushion._sigma(shots), optimizer=cushion.OPTIMIZER)
-    theta = result.unconstrained
-    _, jac = linearise(*problem, theta, **options)
-    h = 1e-5
-    for k in range(theta.size):
-        step = np.zeros(theta.size)
-        step[k] = h
-        plus, _ = linearise(*problem, theta + step, **options)
-        minus, _ = linearise(*problem, theta - step, **options)
-        np.testing.assert_allclose(jac[:, k], (plus - minus) / (2 * h), rtol=1e-5, atol=1e-6 * np.abs(jac).max())
+    check_fit_jacobian(problem, result.unconstrained, 1e-5, 1e-5, 1e-6, sigma=cushion._sigma(shots),
+                       optimizer=cushion.OPTIMIZER)
 
 
 # The compliant cushion: the oblique and spinning shots above from a known restitution and friction (the
@@ -86,12 +82,7 @@ CHECK_RTOL = 1e-10
 
 @pytest.fixture(scope="module")
 def compliant_recovery():
-    shots = dict(OBLIQUE)
-    shots["rebound_speed"] = np.zeros(8)
-    z, _ = linearise(cushion.residual_function("compliant", shots), COMPLIANT_TRUTH, COMPLIANT_SPEC,
-                     sigma=cushion._sigma(shots), optimizer=cushion.OPTIMIZER)
-    rng = np.random.default_rng(SEED)
-    shots["rebound_speed"] = z * cushion.SPEED_SIGMA + NOISE * rng.normal(size=8)
+    shots = synthetic("compliant", COMPLIANT_TRUTH, COMPLIANT_SPEC)
     start = cushion.CompliantParameters(0.98, 0.14, 5e6)
     return shots, cushion.fit_model("compliant", shots, start, COMPLIANT_SPEC, progress=False)
 
@@ -103,21 +94,14 @@ def test_compliant_fit_recovers_restitution_and_friction(compliant_recovery):
     assert np.all(result.standard_errors < 0.05)
 
 
-def test_compliant_jacobian_through_the_contact_events_matches_central_differences(compliant_recovery):
+def test_compliant_jacobian_through_the_contact_events_matches_central_differences(compliant_recovery,
+                                                                                 check_fit_jacobian):
     # Forward-mode derivatives through the event-located cushion contact against central differences of the
     # same compiled step at rtol 1e-10, where the differences' noise allows h = 1e-3.
     shots, result = compliant_recovery
     problem = (cushion.residual_function("compliant", shots, rtol=CHECK_RTOL), COMPLIANT_TRUTH, COMPLIANT_SPEC)
-    options = dict(sigma=cushion._sigma(shots), optimizer=cushion.OPTIMIZER)
-    theta = result.unconstrained
-    _, jac = linearise(*problem, theta, **options)
-    h = 1e-3
-    for k in range(theta.size):
-        step = np.zeros(theta.size)
-        step[k] = h
-        difference = (linearise(*problem, theta + step, **options)[0]
-                      - linearise(*problem, theta - step, **options)[0]) / (2 * h)
-        np.testing.assert_allclose(jac[:, k], difference, rtol=2e-3, atol=2e-3 * np.abs(jac[:, k]).max())
+    check_fit_jacobian(problem, result.unconstrained, 1e-3, 2e-3, 2e-3, sigma=cushion._sigma(shots),
+                       optimizer=cushion.OPTIMIZER)
 
 
 @pytest.mark.parametrize(

@@ -33,22 +33,14 @@ def test_fit_recovers_restitution_and_friction_scale(recovery):
 
 
 @pytest.mark.slow
-def test_jacobian_through_the_collision_matches_central_differences(recovery):
+def test_jacobian_through_the_collision_matches_central_differences(recovery, check_fit_jacobian):
     # Forward-mode derivatives through the event-located ball–ball contact against central differences of the
     # same compiled step. The tangents are not in the solver's error control (``billiard.SHOT_RTOL``), so both
     # run at rtol 1e-10 (a leaf of the residual function: no new compilation), where h = 1e-3 is safe.
     shots, result = recovery
-    options = dict(sigma=deflection.SPEED_SIGMA, optimizer=deflection.OPTIMIZER)
     problem = (deflection.residual_function(shots, rtol=1e-10), TRUTH, deflection.SPEC)
-    theta = result.unconstrained
-    _, jac = linearise(*problem, theta, **options)
-    h = 1e-3
-    for k in range(theta.size):
-        step = np.zeros(theta.size)
-        step[k] = h
-        difference = (linearise(*problem, theta + step, **options)[0]
-                      - linearise(*problem, theta - step, **options)[0]) / (2 * h)
-        np.testing.assert_allclose(jac[:, k], difference, rtol=2e-3, atol=2e-3 * np.abs(jac[:, k]).max())
+    check_fit_jacobian(problem, result.unconstrained, 1e-3, 2e-3, 2e-3, sigma=deflection.SPEED_SIGMA,
+                       optimizer=deflection.OPTIMIZER)
 
 
 def test_marlow_refit_returns_alciatores_coefficients():
