@@ -1,0 +1,14 @@
+"""Seed 000 §4.3, figs. 20–21: cushion impacts, compliant (centre height and nose) beside Mathavan 2010.
+
+    python examples/seed000_figs20_21_cushion.py [--quick] [--out DIR]
+
+The same as ``diffimpact reproduce billiards-cushion``. Writes
+billiards-cushion.csv, billiards-cushion-shot.csv and billiards-cushion.png.
+"""
+
+from _common import parse
+
+from diffimpact.reproduce import billiards
+
+args = parse(__doc__.splitlines()[0])
+print(billiards.run_cushion(args.out, quick=args.quick))
