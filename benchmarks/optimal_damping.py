@@ -68,6 +68,7 @@ def main():
     scipy_time = (time.perf_counter() - start) / args.subset
     print(f"SciPy solve_ivp + brentq, {args.subset} roots: {scipy_time * 1e3:.1f} ms/root")
     print(f"speed-up per root (run time): {scipy_time / (run / roots):.0f}x")
+    print(f"max |c_diffimpact − c_scipy|/c_scipy over those roots: {np.max(np.abs(grid.flat[picks] / reference - 1)):.1e}")
     e_scipy = np.array([scipy_restitution(grid.flat[i], N.flat[i]) for i in picks])
     print(f"max |e_out − e|/e of diffimpact's c_opt, re-solved by SciPy: {np.max(np.abs(e_scipy / E.flat[picks] - 1)):.1e}")
 
