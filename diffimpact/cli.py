@@ -2,6 +2,7 @@
 
 import argparse
 import inspect
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,6 +21,20 @@ def _fit_options(args, run):
     if args.data is not None and not Path(args.data).is_file():
         return f"--data: no such file {args.data}"
     return {"data": args.data, "drop_bad_rows": args.drop_bad_rows}
+
+
+def _check_out(out):
+    """Make the ``--out`` directory now, before any work; an error message if it cannot be written, else None."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        return f"--out: {out} exists and is not a directory"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return f"--out: cannot create the directory {out} ({error.strerror or error})"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"--out: the directory {out} is not writable"
+    return None
 
 
 def _registry(command):
@@ -49,6 +64,10 @@ def _run(args):
     if isinstance(options, str):
         print(options, file=sys.stderr)
         return 2
+    problem = _check_out(args.out)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
     start = time.perf_counter()
     try:
@@ -56,6 +75,10 @@ def _run(args):
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
         print(f"diffimpact {args.command} {args.name}: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"diffimpact {args.command} {args.name}: interrupted; files already written in {args.out} are complete",
+              file=sys.stderr)
+        return 130
     print(summary)
     print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
     return 0

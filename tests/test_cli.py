@@ -18,3 +18,24 @@ def test_fit_list_and_unknown_name(capsys):
     assert main(["fit", "--list"]) == 0
     assert "impact-stiffness" in capsys.readouterr().out
     assert main(["fit", "no-such-fit"]) == 2
+
+
+def test_out_that_cannot_be_a_directory_is_refused_before_any_work(tmp_path, capsys):
+    existing = tmp_path / "results.csv"
+    existing.write_text("x\n")
+    assert main(["reproduce", "damping-scaling", "--out", str(existing)]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+    assert main(["fit", "damping", "--out", str(existing / "sub")]) == 2
+    assert "--out: cannot create the directory" in capsys.readouterr().err
+
+
+def test_ctrl_c_prints_one_line(monkeypatch, tmp_path, capsys):
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    def interrupted(out, quick=False):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (interrupted, "test"))
+    assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
