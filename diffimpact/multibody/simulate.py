@@ -79,7 +79,7 @@ import numpy as np
 
 import optimistix as optx
 
-from diffimpact._validation import check_positive
+from diffimpact._validation import check_positive, check_range
 from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import Contact, resolve_at_onset, restitution_impulse
 from diffimpact.multibody.formulations import Formulation, project
@@ -265,9 +265,11 @@ def simulate(
         adjoint = dfx.RecursiveCheckpointAdjoint()
     elif not isinstance(adjoint, dfx.AbstractAdjoint):
         raise TypeError(f"adjoint must be a diffrax adjoint, e.g. diffrax.ForwardMode(); got {adjoint!r}")
-    save_times = jnp.asarray(save_times, dtype=float)
+    save_times = _check_save_times(save_times)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+        raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
     if dt is None:
-        rtol, atol = jnp.asarray(rtol, dtype=float), jnp.asarray(atol, dtype=float)
+        rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
         dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
         controller, dt0 = dfx.PIDController(rtol=rtol, atol=atol, dtmax=dtmax), None
     elif max_step is not None:
@@ -305,6 +307,20 @@ def _simulate(model, state0, save_times, formulation, controller, dt0, max_steps
         progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
     )
     return _trajectory(model, save_times, *solution.ys, solution.stats["num_accepted_steps"])
+
+
+def _check_save_times(save_times):
+    """``save_times`` as a float array after checking: 1-D, at least one time, finite, non-decreasing."""
+    save_times = jnp.asarray(save_times, dtype=float)
+    if save_times.ndim != 1 or save_times.size == 0:
+        raise ValueError(f"save_times must be a 1-D array of at least one time (s); got shape {save_times.shape}")
+    save_times = check_range("save_times", save_times)
+    message = "save_times must be non-decreasing"
+    if isinstance(save_times, jax.core.Tracer):
+        return eqx.error_if(save_times, jnp.any(jnp.diff(save_times) < 0), message)
+    if np.any(np.diff(np.asarray(save_times)) < 0):
+        raise ValueError(f"{message}; got {np.asarray(save_times)}")
+    return save_times
 
 
 def _trajectory(model, save_times, q, v, steps, events=None):

@@ -141,3 +141,33 @@ def test_redundant_constraints_are_reported():
     redundant = Model(model.bodies, model.constraints + (Ground(0, state.q),), model.forces)
     with pytest.raises(ValueError, match="singular"):
         simulate(redundant, state, [1.0], LagrangeMultipliers())
+
+
+@pytest.mark.parametrize(
+    "save_times, message",
+    [
+        ([], "1-D array of at least one time"),
+        (1.0, "1-D array of at least one time"),
+        ([[0.5, 1.0]], "1-D array of at least one time"),
+        ([0.5, np.nan], "save_times must be finite"),
+        ([1.0, 0.5], "save_times must be non-decreasing"),
+    ],
+)
+def test_bad_save_times_are_named(save_times, message):
+    with pytest.raises(ValueError, match=message):
+        simulate(pendulum(1.0), pendulum_state(0.1), save_times, Baumgarte())
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(rtol=-1.0), "rtol must be finite and in"),
+        (dict(rtol=np.nan), "rtol must be finite and in"),
+        (dict(atol=0.0), "atol must be finite and in"),
+        (dict(max_steps=0), "max_steps must be an int >= 1"),
+        (dict(max_steps=2.5), "max_steps must be an int >= 1"),
+    ],
+)
+def test_bad_solver_options_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        simulate(pendulum(1.0), pendulum_state(0.1), [1.0], Baumgarte(), **options)
