@@ -24,16 +24,20 @@ def _fit_options(args, run):
 
 
 def _check_out(out):
-    """Make the ``--out`` directory now, before any work; an error message if it cannot be written, else None."""
+    """An error message if the ``--out`` directory could not be written, else None; checked before any work.
+
+    Nothing is created here: a run that stops on bad input leaves no directory behind.
+    """
     path = Path(out)
     if path.exists() and not path.is_dir():
         return f"--out: {out} exists and is not a directory"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        return f"--out: cannot create the directory {out} ({error.strerror or error})"
-    if not os.access(path, os.W_OK | os.X_OK):
-        return f"--out: the directory {out} is not writable"
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"--out: cannot create the directory {out} ({existing} is not a directory)"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"--out: cannot write in {existing}"
     return None
 
 
