@@ -253,10 +253,6 @@ def _prediction(name, result, shots):
     return np.asarray(speed), np.asarray(angle)
 
 
-def _singular_values(result):
-    return np.linalg.svd(result.jacobian, compute_uv=False).tolist()
-
-
 def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
     """Fit the shipped measurements (or the CSV ``data``), write JSON, CSV and PNG into ``out``; return a summary."""
     start = time.perf_counter()
@@ -279,7 +275,7 @@ def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
         "cloth_friction": CLOTH_FRICTION,
         "grid_search_paper_shots": {"restitution": float(restitution[best[0]]), "cushion_friction": float(friction[best[1]]),
                                     "rms_m_per_s": float(grid[best])},
-        "fits": {name: {**result.to_dict(), "jacobian_singular_values": _singular_values(result)}
+        "fits": {name: {**result.to_dict(), "jacobian_singular_values": result.singular_values().tolist()}
                  for name, result in fits.items()},
     }
     write_json(out / f"{NAME}.json", record)
@@ -292,7 +288,7 @@ def _summary(shots, report, fits, grid_e, grid_mu, grid_rms, elapsed):
     lines.append(f"grid search on the paper's shots (as the paper): e_e = {grid_e:.2f}, μ_w = {grid_mu:.2f}, "
                  f"RMS {grid_rms:.4f} m/s")
     for name, result in fits.items():
-        singular = np.linalg.svd(result.jacobian, compute_uv=False)
+        singular = result.singular_values()
         lines.append(f"{name}: loss {result.loss:.4g}, {result.steps} steps, s² = {result.residual_variance:.3g}, "
                      f"Jacobian singular values {', '.join(f'{s:.3g}' for s in singular)}")
         for label, value, error in zip(result.names, result.values, result.standard_errors):

@@ -209,7 +209,7 @@ def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
         "cue_post_slip_speed_m_per_s": shots["cue_final"], "cue_post_slip_speed_fit_m_per_s": cue_fit,
         "object_post_slip_speed_m_per_s": shots["object_final"], "object_post_slip_speed_fit_m_per_s": object_fit,
     })
-    singular = np.linalg.svd(result.jacobian, compute_uv=False)
+    singular = result.singular_values()
     record = {
         "data": shots["source"],
         "load_report": {"rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},

@@ -101,6 +101,11 @@ class FitResult:
         index = self.names.index(name)
         return float(self.values[index]), float(self.standard_errors[index])
 
+    def singular_values(self):
+        """Singular values of the weighted Jacobian at the fit, largest first: a tiny one is a direction of the
+        parameters that the data do not identify."""
+        return np.linalg.svd(self.jacobian, compute_uv=False)
+
     def to_dict(self):
         """JSON-ready summary (no pytree, no Jacobian)."""
         return {

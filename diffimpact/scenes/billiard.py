@@ -148,8 +148,8 @@ class Parameters(eqx.Module):
 
 
 #: Modulus of a snooker table's bed, cloth on slate (Pa), assumed: the cushion at 7R/5 presses the ball into
-#: the bed with 2/5 of its force; on the seed's soft cloth (10 MPa) the ball then sinks by up to 0.5 mm and
-#: the cloth takes a share of the energy (rebound 0.85 V instead of 0.90 V at 1 m/s).
+#: the bed with 2/5 of its force, and on the seed's soft cloth (10 MPa) the ball would sink into it and the
+#: cloth take a share of the impact's energy.
 SLATE_MODULUS = 1e9
 
 
@@ -261,7 +261,8 @@ def ball_state(p, centres, velocities, spins=None):
     """
     centres, velocities = jnp.atleast_2d(jnp.asarray(centres, dtype=float)), jnp.asarray(velocities, dtype=float)
     velocities = jnp.broadcast_to(jnp.atleast_2d(velocities), centres.shape)
-    spins = jnp.zeros((len(centres), 3)) if spins is None else jnp.broadcast_to(jnp.atleast_2d(jnp.asarray(spins, dtype=float)), (len(centres), 3))
+    spins = jnp.zeros(3) if spins is None else jnp.asarray(spins, dtype=float)
+    spins = jnp.broadcast_to(jnp.atleast_2d(spins), (len(centres), 3))
     unit = jnp.array([1.0, 0.0, 0.0, 0.0])
     height = jnp.full((len(centres), 1), p.resting_height())
     q = jnp.concatenate([centres, height, jnp.tile(unit, (len(centres), 1))], axis=1)
@@ -313,12 +314,14 @@ SHOT_RTOL = 1e-8
 def shot_tolerances(rtol=SHOT_RTOL):
     """``rtol`` and ``atol`` of a shot's ``simulate`` (``rtol`` may be a traced array)."""
     return dict(rtol=rtol, atol=1e-2 * rtol)
+
+
 #: Gap between the ball and the cushion at the start of ``cushion_impact``, normal to the cushion (m): small, so
 #: that the cloth cannot change the ball's speed or spin before the impact (at most 2.3 ms of travel, at 0.5 m/s
 #: and 5° incidence).
 CUSHION_GAP = 1e-4
-#: Time simulated after the ball reaches the cushion (s): a contact lasts ~3 δ_max/v, up to 20 ms for the
-#: softest cushions the fits try (E = 0.5 MPa at 0.25 m/s).
+#: Time simulated after the ball reaches the cushion (s): Hertz's contact duration 2.87 (m²/(R E*² v))^(1/5)
+#: is 13 ms for the softest rubber the fits allow (E = 1 MPa, ν = 0.49) at 0.25 m/s.
 AFTER_CONTACT = 0.06
 #: Force index of the cushion in ``cushion_model`` and of the ball pair in ``pair_model``.
 CUSHION_FORCE, PAIR_FORCE = 2, 3
