@@ -1,6 +1,6 @@
 """Published experiments, runnable as ``diffimpact reproduce NAME --out DIR``."""
 
-from diffimpact.reproduce import billiards, damping, double_pendulum, formulations, two_pendulum
+from diffimpact.reproduce import billiards, damping, double_pendulum, formulations, max_dissipation, two_pendulum
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
@@ -33,6 +33,14 @@ REPRODUCTIONS = {
         "seed 000 §4.3, figs. 20–21: cushion impacts, compliant (centre height, nose) beside Mathavan et al. 2010 "
         "and their measurements",
     ),
+    "maxdiss-academic": (
+        max_dissipation.run_academic,
+        "Preclik, Eibl & Rüde 2017 §4.1, Table 1, Fig. 7: Coulomb solutions and the maximally dissipative impulse",
+    ),
+    "maxdiss-paradox": (
+        max_dissipation.run_paradox,
+        "Preclik, Eibl & Rüde 2017 §4.2: the Painlevé rod, μ*(θ) from the impact model",
+    ),
 }
 
-__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "two_pendulum"]
+__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "two_pendulum"]
