@@ -19,6 +19,18 @@ def central_difference():
     return _central_difference
 
 
+def _central_jacobian(fn, point, h):
+    """Central differences of a vector ``fn(point)`` w.r.t. every component of the vector ``point`` (columns)."""
+    point = np.asarray(point, dtype=float)
+    return np.stack([(np.asarray(fn(point + h * e)) - np.asarray(fn(point - h * e))) / (2 * h)
+                     for e in np.eye(point.size)], axis=1)
+
+
+@pytest.fixture(scope="session")
+def central_jacobian():
+    return _central_jacobian
+
+
 def _check_fit_jacobian(problem, theta, h, rtol, atol_fraction, **options):
     """J of ``fitting.linearise(*problem, theta, **options)`` against central differences of z, column by column.
 

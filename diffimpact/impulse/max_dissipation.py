@@ -58,12 +58,10 @@ fixed (the non-linear block Gauss–Seidel the paper uses), optionally with the
 time-stepping gap term ξ/δt.
 """
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from diffimpact._validation import check_range
+from diffimpact.impulse._problem import Impact, check_problem
 
 #: Newton steps polishing the quartic's roots on G(α) (the roots come from an eigenvalue solve).
 POLISH_STEPS = 2
@@ -183,32 +181,6 @@ def _single(A, b, mu):
     )
 
 
-def _check(delassus, velocity, friction):
-    """Validated arrays: W (..., k, k) finite, symmetric, SPD; u (..., k) finite; μ ≥ 0 (k = 3 per contact)."""
-    delassus = jnp.asarray(delassus, dtype=float)
-    velocity = jnp.asarray(velocity, dtype=float)
-    k = velocity.shape[-1] if velocity.ndim else 0
-    if k == 0 or k % 3 or delassus.shape[-2:] != (k, k):
-        raise ValueError("delassus must have shape (..., 3m, 3m) and velocity (..., 3m) for m contacts; "
-                         f"got {delassus.shape} and {velocity.shape}")
-    friction = check_range("friction", friction, 0.0)
-    message = "delassus must be finite, symmetric and positive definite"
-    if isinstance(delassus, jax.core.Tracer):
-        bad = jnp.any(~jnp.isfinite(jnp.linalg.cholesky(delassus)))
-        delassus = eqx.error_if(delassus, bad, message)
-    else:
-        matrix = np.asarray(delassus)
-        symmetric = np.allclose(matrix, np.swapaxes(matrix, -1, -2), rtol=1e-10, atol=0.0)
-        if not (np.all(np.isfinite(matrix)) and symmetric
-                and np.all(np.linalg.eigvalsh(matrix) > 0)):
-            raise ValueError(message)
-    if isinstance(velocity, jax.core.Tracer):
-        velocity = eqx.error_if(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
-    elif not np.all(np.isfinite(np.asarray(velocity))):
-        raise ValueError("velocity must be finite")
-    return delassus, velocity, friction
-
-
 def single_contact(delassus, velocity, friction):
     """The maximally dissipative inelastic impulse of one contact (§3.2, Fig. 5).
 
@@ -227,11 +199,16 @@ def single_contact(delassus, velocity, friction):
     set. Leading dimensions broadcast; works under ``jit``, ``vmap`` and
     ``grad`` (piecewise smooth: see the module docstring).
     """
-    delassus, velocity, friction = _check(delassus, velocity, friction)
-    if velocity.shape[-1] != 3:
-        raise ValueError(f"velocity must have shape (..., 3) for one contact; got {velocity.shape}")
+    delassus, velocity, friction = check_problem(delassus, velocity, friction, sizes=(3,))
     solve = jnp.vectorize(_single, signature="(3,3),(3),()->(3)")
     return solve(delassus, -velocity, friction)
+
+
+def impact(delassus, velocity, friction):
+    """``single_contact`` behind the package's interface: an ``Impact`` (λ and u⁺ = u⁻ + W λ)."""
+    impulse = single_contact(delassus, velocity, friction)
+    return Impact(impulse, jnp.asarray(velocity, float) + jnp.einsum("...ij,...j->...i", jnp.asarray(delassus, float),
+                                                                     impulse))
 
 
 def gauss_seidel(delassus, velocity, friction, *, gap_rate=None, sweeps=100):
@@ -244,7 +221,7 @@ def gauss_seidel(delassus, velocity, friction, *, gap_rate=None, sweeps=100):
     single-contact problem with the others' impulses fixed; returns λ (3m,).
     A contact whose (corrected) normal velocity separates gets no impulse.
     """
-    delassus, velocity, friction = _check(delassus, velocity, friction)
+    delassus, velocity, friction = check_problem(delassus, velocity, friction)
     if delassus.ndim != 2:
         raise ValueError(f"delassus must be one (3m, 3m) matrix; got shape {delassus.shape}")
     m = velocity.shape[0] // 3

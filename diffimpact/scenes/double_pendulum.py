@@ -54,7 +54,7 @@ the collision is compliant, the contact force acting over a short time
 
 For reference, ``simulate_routh`` implements the paper's own model: eq. (3)
 between collisions and Routh's rigid impact with Poisson's restitution and
-Coulomb friction at each (``routh_impulse``, the construction of fig. 4 in
+Coulomb friction at each (``diffimpact.impulse.routh``, the construction of fig. 4 in
 the impulse plane), with the collision instant located by a root finder on
 eq. (7) instead of the paper's linear interpolation (eqs. (9)–(11)).
 
@@ -72,6 +72,7 @@ import optimistix as optx
 
 from diffimpact._validation import check_positive, check_range
 from diffimpact.contact.friction import Coulomb
+from diffimpact.impulse import routh
 from diffimpact.multibody import (
     AppliedTorque,
     Gravity,
@@ -301,63 +302,17 @@ def angular_velocities(v):
 
 
 def contact_jacobian(p, psi):
-    """J with (s, c) = J ψ̇: the horizontal (sliding) and upward (closing) velocity of the lowest disk point M.
+    """J with (c, s) = J ψ̇, normal first: the upward (closing) and horizontal (sliding) velocity of the lowest
+    disk point M.
 
     x_M = l₁ sin ψ₁ + (l₂ + r) sin ψ₂ plus the spin term r ψ̇₂ of the material point at M (eq. (32));
     y_M = −l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r.
     """
     arm = p.l2 + p.r
     return jnp.array([
-        [p.l1 * jnp.cos(psi[0]), arm * jnp.cos(psi[1]) + p.r],
         [p.l1 * jnp.sin(psi[0]), arm * jnp.sin(psi[1])],
+        [p.l1 * jnp.cos(psi[0]), arm * jnp.cos(psi[1]) + p.r],
     ])
-
-
-def routh_impulse(inverse_inertia, velocity, friction, restitution):
-    """Impulse (T, F) at M of a rigid impact by Routh's method with Poisson's hypothesis (seed 002 §3.4).
-
-    ``inverse_inertia`` W (2×2) maps the impulse (T, F) (tangential, normal) to
-    the change of the contact velocity (s, c) (eqs. (34)–(35): W = [[α, ε], [ε, γ]]);
-    ``velocity`` is (s, c) before the impact, c < 0 approaching. The impulse
-    path is followed in the normal impulse F: sliding with T' = −μ sign(s)
-    (line of friction, eq. (37)) until s = 0, then sticking along the line of
-    sticking if its slope is within the friction cone, else sliding back;
-    compression ends at c = 0 (F_m), the collision at F = (1 + k) F_m (eq. (28)).
-    NumPy, for concrete inputs.
-    """
-    W = np.asarray(inverse_inertia, dtype=float)
-    s, c = (float(x) for x in velocity)
-    stick_slope = -W[0, 1] / W[0, 0]
-    can_stick = abs(stick_slope) <= friction
-    sticking = s == 0.0 and can_stick
-    sign = np.sign(s) if s != 0.0 else -np.sign(stick_slope)
-    T = F = 0.0
-    compression_end = None
-    for _ in range(8):
-        slope = stick_slope if sticking else -friction * sign
-        ds, dc = W[0, 0] * slope + W[0, 1], W[1, 0] * slope + W[1, 1]
-        candidates = []
-        if compression_end is None:
-            candidates.append((-c / dc if dc > 0 else np.inf, "compression"))
-        else:
-            candidates.append(((1 + restitution) * compression_end - F, "end"))
-        if not sticking and s * ds < 0:
-            candidates.append((-s / ds, "slip"))
-        step, what = min(candidates)
-        if not np.isfinite(step):
-            raise ValueError("the impact does not end: dc/dF ≤ 0 (Painlevé jam)")
-        T, F, s, c = T + slope * step, F + step, s + ds * step, c + dc * step
-        if what == "compression":
-            compression_end = F
-        elif what == "slip":
-            s = 0.0
-            if can_stick:
-                sticking = True
-            else:
-                sign = -sign
-        else:
-            return np.array([T, F])
-    raise RuntimeError("Routh's impulse path did not end in 8 phases")
 
 
 @eqx.filter_jit
@@ -379,7 +334,7 @@ def _free_flight(p, obstacle, t0, psi0, dpsi0, save_times, t_end):
 
 
 def simulate_routh(p, obstacle, save_times, max_collisions=64):
-    """Seed 002's model: eq. (3) between collisions, Routh's rigid impact at each (see ``routh_impulse``).
+    """Seed 002's model: eq. (3) between collisions, Routh's rigid impact at each (``diffimpact.impulse.routh``).
 
     Returns ψ, ψ̇ at ``save_times`` (arrays (len, 2); the state after the
     impact at a collision instant) and the collisions as an array of rows
@@ -401,9 +356,9 @@ def simulate_routh(p, obstacle, save_times, max_collisions=64):
             return psi_saved, dpsi_saved, np.array(rows).reshape(-1, 7)
         jacobian = contact_jacobian(p, psi)
         response = jnp.linalg.solve(mass_matrix(p, psi), jacobian.T)
-        impulse = routh_impulse(jacobian @ response, jacobian @ dpsi_before, float(obstacle.friction),
-                                float(obstacle.restitution))
-        dpsi = dpsi_before + response @ jnp.asarray(impulse)
+        impulse = routh.impact(jacobian @ response, jacobian @ dpsi_before, obstacle.friction,
+                               obstacle.restitution).impulse
+        dpsi = dpsi_before + response @ impulse
         rows.append((t1, *np.asarray(psi), *np.asarray(dpsi_before), *np.asarray(dpsi)))
         t = t1
     raise RuntimeError(f"more than max_collisions = {max_collisions} collisions")

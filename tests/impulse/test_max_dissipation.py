@@ -181,7 +181,7 @@ def test_stationarity_is_eq_8_of_appendix_a_and_the_derivative_of_f_obj():
         assert float(slope * f_r**3 / (mu * bn)) == pytest.approx(float(md.stationarity(A, b, mu, alpha)), rel=1e-10)
 
 
-def test_gradients_match_central_differences_while_sliding():
+def test_gradients_match_central_differences_while_sliding(central_jacobian):
     W = np.array([[1.0, 0.6, -0.3], [0.6, 2.0, 0.4], [-0.3, 0.4, 1.5]])
     u = np.array([-1.0, 2.0, 1.0])
     mu = 0.5
@@ -193,11 +193,7 @@ def test_gradients_match_central_differences_while_sliding():
     params = jnp.concatenate([jnp.asarray(u), jnp.array([mu])])
     jacobian = np.asarray(jax.jit(jax.jacfwd(post))(params))
     reverse = np.asarray(jax.jit(jax.jacrev(post))(params))
-    post = jax.jit(post)
-    h = 1e-6
-    central = np.stack([(np.asarray(post(params.at[i].add(h))) - np.asarray(post(params.at[i].add(-h)))) / (2 * h)
-                        for i in range(4)], axis=1)
-    np.testing.assert_allclose(jacobian, central, atol=1e-7)
+    np.testing.assert_allclose(jacobian, central_jacobian(jax.jit(post), params, 1e-6), atol=1e-7)
     np.testing.assert_allclose(reverse, jacobian, atol=1e-12)
 
 
@@ -211,10 +207,12 @@ def test_bad_input_is_refused_with_the_argument_named():
         md.single_contact(W, u, -0.1)
     with pytest.raises(ValueError, match="velocity must be finite"):
         md.single_contact(W, [np.inf, 0.0, 0.0], 0.5)
-    with pytest.raises(ValueError, match=r"delassus must have shape \(\.\.\., 3m, 3m\)"):
+    with pytest.raises(ValueError, match=r"delassus and velocity must have shapes \(\.\.\., 3, 3\) and \(\.\.\., 3\)"):
         md.single_contact(W[:2, :2], u, 0.5)
-    with pytest.raises(ValueError, match=r"velocity must have shape \(\.\.\., 3\) for one contact"):
+    with pytest.raises(ValueError, match=r"must have shapes \(\.\.\., 3, 3\) and \(\.\.\., 3\); got \(6, 6\)"):
         md.single_contact(np.eye(6), np.zeros(6), 0.5)
+    with pytest.raises(ValueError, match=r"must have shapes \(\.\.\., 3m, 3m\) and \(\.\.\., 3m\) for m contacts"):
+        md.gauss_seidel(np.eye(4), np.zeros(4), 0.5)
 
 
 def test_academic_problem_reproduces_table_1_in_the_frame_as_printed():

@@ -145,14 +145,6 @@ def test_routh_model_gives_the_paper_collision_counts_in_6_s(routh):
         assert np.min(gap) > -1e-9  # rigid: never below the floor
 
 
-def test_routh_impulse_of_a_particle():
-    # Point mass m = 1 (W = I) hitting with s = 1, c = −1, k = 0.5: F = (1 + k) m |c| = 1.5;
-    # rough (μ = 10): sliding stops, T = −m s = −1; smooth enough (μ = 0.1): slides throughout, T = −μ F.
-    np.testing.assert_allclose(dp.routh_impulse(np.eye(2), (1.0, -1.0), 10.0, 0.5), [-1.0, 1.5])
-    np.testing.assert_allclose(dp.routh_impulse(np.eye(2), (1.0, -1.0), 0.1, 0.5), [-0.15, 1.5])
-    np.testing.assert_allclose(dp.routh_impulse(np.eye(2), (0.0, -2.0), 0.0, 1.0), [0.0, 4.0])
-
-
 def test_obstacle_validation(params):
     with pytest.raises(ValueError, match="eq. \\(1\\)"):
         dp.obstacle_model(params, dp.Obstacle(distance=0.4))

@@ -1,0 +1,102 @@
+"""What every impact model of ``diffimpact.impulse`` takes and returns.
+
+An impact model sees the contact problem in the contact frame, **normal first**
+(then one tangent in the plane, two in space): the Delassus operator
+W = J M⁻¹ Jᵀ (SPD), the pre-impact contact velocity u⁻ (u⁻_n < 0 approaches)
+and its own parameters. It returns an ``Impact``: the impulse λ and the
+post-impact contact velocity u⁺ = u⁻ + W λ (models with an internal record
+return a subclass carrying it). The generalised velocity of the system then
+jumps by M⁻¹ Jᵀ λ.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact._validation import check_range
+
+
+class Impact(eqx.Module):
+    """The result of an impact model: ``impulse`` λ and ``velocity`` u⁺ = u⁻ + W λ (normal first)."""
+
+    impulse: jax.Array
+    velocity: jax.Array
+
+
+def kinetic_energy_change(delassus, velocity, impulse):
+    """ΔT = λᵀ u⁻ + ½ λᵀ W λ: the change of the system's kinetic energy by the impulse λ."""
+    return impulse @ velocity + 0.5 * impulse @ delassus @ impulse
+
+
+def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
+    """Validated (W, u⁻, μ[, e]) as arrays; every refusal names the argument.
+
+    W (..., k, k) finite, symmetric and positive definite; u⁻ (..., k) finite,
+    ``k in sizes`` (None: any multiple of 3, for several 3-D contacts);
+    μ ≥ 0; e ∈ [0, 1]. Concrete inputs raise ``ValueError``; traced ones are
+    checked with ``equinox.error_if`` (``EquinoxRuntimeError`` when run).
+    """
+    delassus = jnp.asarray(delassus, dtype=float)
+    velocity = jnp.asarray(velocity, dtype=float)
+    k = velocity.shape[-1] if velocity.ndim else 0
+    allowed = k in sizes if sizes is not None else (k > 0 and k % 3 == 0)
+    if not allowed or delassus.shape[-2:] != (k, k):
+        wanted = " or ".join(f"(..., {n}, {n}) and (..., {n})" for n in sizes) if sizes else \
+            "(..., 3m, 3m) and (..., 3m) for m contacts"
+        raise ValueError(f"delassus and velocity must have shapes {wanted}; got {delassus.shape} and {velocity.shape}")
+    friction = check_range("friction", friction, 0.0)
+    message = "delassus must be finite, symmetric and positive definite"
+    if isinstance(delassus, jax.core.Tracer):
+        delassus = eqx.error_if(delassus, jnp.any(~jnp.isfinite(jnp.linalg.cholesky(delassus))), message)
+    else:
+        matrix = np.asarray(delassus)
+        symmetric = np.allclose(matrix, np.swapaxes(matrix, -1, -2), rtol=1e-10, atol=0.0)
+        if not (np.all(np.isfinite(matrix)) and symmetric and np.all(np.linalg.eigvalsh(matrix) > 0)):
+            raise ValueError(message)
+    if isinstance(velocity, jax.core.Tracer):
+        velocity = eqx.error_if(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
+    elif not np.all(np.isfinite(np.asarray(velocity))):
+        raise ValueError("velocity must be finite")
+    if restitution is None:
+        return delassus, velocity, friction
+    return delassus, velocity, friction, check_range("restitution", restitution, 0.0, 1.0)
+
+
+def refuse_where(value, bad, message):
+    """``value``, or a ``ValueError`` (concrete) / ``EquinoxRuntimeError`` (traced) where ``bad`` holds."""
+    if isinstance(bad, jax.core.Tracer):
+        return eqx.error_if(value, bad, message)
+    if np.any(np.asarray(bad)):
+        raise ValueError(message)
+    return value
+
+
+def sliding_directions(velocity, contacts, dimension):
+    """Unit pre-impact slip directions (contacts, dimension − 1) of the contacts, zero where there is no slip."""
+    tangential = velocity.reshape(contacts, dimension)[:, 1:]
+    slip = jnp.sqrt(jnp.sum(tangential**2, axis=-1, keepdims=True))
+    return jnp.where(slip > 0, tangential / jnp.where(slip > 0, slip, 1.0), 0.0)
+
+
+def solve_lcp(matrix, offset):
+    """The p ≥ 0 with w = matrix p + offset ≥ 0 and pᵀw = 0, by enumerating the 2^m active sets.
+
+    Exact and unique when ``matrix`` is a P-matrix (e.g. positive definite);
+    meant for the few contacts of one impact (m ≤ 12). Returns (p, found).
+    """
+    m = offset.shape[0]
+    sets = (jnp.arange(2**m)[:, None] >> jnp.arange(m)[None, :]) & 1 == 1
+    scale = jnp.max(jnp.abs(offset)) + 1e-300
+    tolerance = 1e-12 * scale
+
+    def candidate(active):
+        both = active[:, None] & active[None, :]
+        reduced = jnp.where(both, matrix, jnp.eye(m))
+        p = jnp.linalg.solve(reduced, jnp.where(active, -offset, 0.0))
+        w = matrix @ p + offset
+        valid = jnp.all(p >= -tolerance) & jnp.all(active | (w >= -tolerance))
+        return jnp.maximum(p, 0.0), valid
+
+    impulses, valid = jax.vmap(candidate)(sets)
+    return impulses[jnp.argmax(valid)], jnp.any(valid)
