@@ -6,6 +6,12 @@ the range. Traced inputs (under ``jit``, ``vmap`` or ``grad``) cannot be
 inspected at trace time, so the same check is compiled in with
 ``equinox.error_if``: running the function then raises an
 ``equinox.EquinoxRuntimeError`` carrying the same message.
+
+Values that are not real numbers (strings, booleans, complex numbers, None,
+ragged lists) are refused with a ``TypeError`` naming the parameter, traced
+or not (a tracer's dtype is known at trace time); ``check_shapes`` refuses
+empty arrays and arguments that do not broadcast together, and
+``check_count`` integer options such as a number of samples.
 """
 
 import equinox as eqx
@@ -20,16 +26,77 @@ def _interval(low, high, low_open, high_open):
     return f"{left}{low:g}, {high:g}{right}"
 
 
-def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False):
+def _describe(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and getattr(value, "ndim", 0):
+        return f"an array of {dtype}"
+    text = repr(value)
+    return f"{type(value).__name__} {text}" if len(text) <= 40 else type(value).__name__
+
+
+def check_real(name, value):
+    """``value`` as an array (JAX arrays and tracers as they are) if it holds real numbers.
+
+    Raises ``TypeError`` naming the parameter for strings, booleans, complex
+    numbers and anything else NumPy cannot read as a rectangular array of
+    integers or floats.
+    """
+    message = f"{name} must be a real number or an array of real numbers, got "
+    if isinstance(value, (jax.core.Tracer, jax.Array, np.ndarray)):
+        array = value  # no copy to the host
+    elif isinstance(value, (str, bytes)):
+        raise TypeError(message + _describe(value))
+    else:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError):  # ragged nesting, unconvertible objects
+            raise TypeError(message + _describe(value)) from None
+    dtype = array.dtype
+    real = jnp.issubdtype(dtype, jnp.integer) or jnp.issubdtype(dtype, jnp.floating)
+    if dtype == np.bool_ or not real:
+        raise TypeError(message + _describe(value))
+    return array
+
+
+def check_shapes(names_and_values):
+    """The common broadcast shape of named array arguments, none of them empty.
+
+    ``names_and_values`` is a sequence of (name, value) pairs, values already
+    checked by ``check_real``/``check_range``. Raises ``ValueError`` naming
+    the empty argument, or listing every shape when they do not broadcast.
+    """
+    shapes = [(name, tuple(np.shape(value))) for name, value in names_and_values]
+    for name, shape in shapes:
+        if 0 in shape:
+            raise ValueError(f"{name} must not be empty; got shape {shape}")
+    try:
+        return np.broadcast_shapes(*(shape for _, shape in shapes))
+    except ValueError:
+        listed = ", ".join(f"{name} {shape}" for name, shape in shapes)
+        raise ValueError(f"shapes do not broadcast together: {listed}") from None
+
+
+def check_count(name, value, low=0):
+    """``value`` as a Python int ≥ ``low``; NumPy integers are accepted, booleans are not."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {low}, got {_describe(value)}")
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False, hint=""):
     """Return ``value`` as an array after checking ``low <= value <= high`` and not NaN.
 
     ``low_open``/``high_open`` make the bound strict. The message names the
-    parameter and its allowed interval.
+    parameter and its allowed interval, followed by ``hint``. Values that are
+    not real numbers raise ``TypeError`` (``check_real``).
     """
     low_open = low_open or low == -np.inf
     high_open = high_open or high == np.inf
     interval = _interval(low, high, low_open, high_open)
-    message = f"{name} must be finite and in {interval}"
+    message = f"{name} must be finite and in {interval}{hint}"
+    value = check_real(name, value)
     if isinstance(value, jax.core.Tracer):
         above = value > low if low_open else value >= low
         below = value < high if high_open else value <= high

@@ -14,14 +14,31 @@ with the exact method below, which works on the dimensional problem.
 
 * ``"exact"``: c by Newton iterations (optimistix) on ln e_out(ln c) = ln e
   through the event-terminated solve of m δ̈ + c δ̇ + k δ^n = 0, started from
-  the ``"improved"`` closed form; converged to |e_out − e|/e ≤ 1e-8 (eq. (24)).
-  Derivatives with respect to m, v, k, n and e follow from the implicit
-  function theorem, with the partial derivatives of e_out computed by
-  forward-mode differentiation of the solve.
+  the ``"improved"`` closed form (from the heavy-damping limit below, for
+  e < 1e-4); converged to |e_out − e|/e ≤ 1e-8 (eq. (24)). Derivatives with
+  respect to m, v, k, n and e follow from the implicit function theorem,
+  with the partial derivatives of e_out computed by forward-mode
+  differentiation of the solve. Every e in (0, 1] is solved.
 * ``"paper"``: eq. (49) with α(n), β(n) of eqs. (46)–(47).
 * ``"improved"``: ĉ(n, e) from a Chebyshev fit in (n, sqrt(−ln e)), made by
   ``diffimpact reproduce damping-improved`` (see ``improved_unit_damping``),
   times the scale of eq. (49).
+
+The two closed forms are fitted on e ≥ 1e-4 (the range in which seed 004
+§5.1 verifies eq. (49)) and refuse smaller e (``CLOSED_FORM_RANGE``): below
+it the paper's e^β(n) has the wrong power and the Chebyshev fit extrapolates
+(+2.5 % at e = 1e-6).
+
+Heavy damping. In units of the damping time m/c and of m v/c, the impact is
+x'' + x' + ε x^n = 0 with ε = k m^n v^(n−1)/c^(n+1) = ĉ^−(n+1). For ε ≪ 1
+the body stops at x ≈ 1 and creeps back at x' ≈ −ε x^n until the force
+vanishes, where x'' = 0, so e = ε x_s^n with x_s = 1 − O(ε ln(1/ε)), that is
+
+    ĉ = e^(−1/(n+1)) (1 + O(e ln(1/e)))                      (e → 0)
+
+(for n = 1, e ≈ 1/(4ξ²) of ``kelvin_voigt_restitution``). Below
+``ASYMPTOTIC_RESTITUTION`` the correction is under 1e-18 and ``"exact"``
+returns this limit (and its derivatives) without the solve.
 
 ``damping_lambda(n, e)`` is the exact slack variable λ of eq. (34).
 """
@@ -34,7 +51,7 @@ import numpy as np
 import optimistix as optx
 
 from diffimpact._broadcast import broadcast_map
-from diffimpact._validation import check_positive, check_range
+from diffimpact._validation import check_positive, check_range, check_shapes
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impact.central import central_impact
 
@@ -49,8 +66,14 @@ EXPONENT_RANGE = (1.0, 2.0)
 NEWTON_TOL = 1e-6
 NEWTON_MAX_STEPS = 32
 
+#: e range of the closed forms "paper" and "improved": the improved fit's data
+#: and the range in which seed 004 §5.1 verifies eq. (49).
+CLOSED_FORM_RANGE = (1e-4, 1.0)
 #: e range of the improved fit: x = −ln e ∈ [0, IMPROVED_X_MAX].
-IMPROVED_X_MAX = float(-np.log(1e-4))
+IMPROVED_X_MAX = float(-np.log(CLOSED_FORM_RANGE[0]))
+#: Below this e, "exact" is the heavy-damping limit ĉ = e^(−1/(n+1)), whose
+#: relative error (n/(n+1)) · O(e ln(1/e)) is below 1e-18 here.
+ASYMPTOTIC_RESTITUTION = 1e-20
 #: Chebyshev coefficients a_ij of the improved fit (rows: n̂ degree i, columns:
 #: ŝ degree j), written by ``diffimpact reproduce damping-improved``.
 IMPROVED_COEFFICIENTS = (
@@ -104,16 +127,29 @@ def _log_residual(log_damping, args):
     return jnp.log(_forward_restitution(jnp.exp(log_damping), *system)) - jnp.log(restitution)
 
 
+def asymptotic_damping(mass, impact_velocity, stiffness, exponent, restitution):
+    """Heavy-damping limit c = [k v^(n−1) m^n / e]^(1/(n+1)) of the optimal damping (e → 0)."""
+    return damping_scale(mass, impact_velocity, stiffness, exponent) * restitution ** (-1.0 / (exponent + 1.0))
+
+
 @jax.custom_jvp
 def exact_damping(mass, impact_velocity, stiffness, exponent, restitution):
     """c solving e_out(c) = e on the event-terminated solve (eq. (23)); c = 0 at e = 1.
 
-    Newton iterations on ln c, started from the improved closed form.
+    Newton iterations on ln c, started from the improved closed form
+    (e ≥ 1e-4) or the heavy-damping limit (e < 1e-4), which is returned as
+    it is for e < ``ASYMPTOTIC_RESTITUTION``.
     """
     system = (mass, impact_velocity, stiffness, exponent)
     elastic = restitution >= 1.0
-    safe_e = jnp.where(elastic, 0.5, restitution)
-    guess = improved_unit_damping(exponent, safe_e) * damping_scale(*system)
+    limit = restitution < ASYMPTOTIC_RESTITUTION
+    safe_e = jnp.where(elastic | limit, 0.5, restitution)
+    fitted = safe_e >= CLOSED_FORM_RANGE[0]
+    guess = jnp.where(
+        fitted,
+        improved_unit_damping(exponent, jnp.where(fitted, safe_e, 0.5)) * damping_scale(*system),
+        asymptotic_damping(*system, safe_e),
+    )
     solution = optx.root_find(
         _log_residual,
         optx.Newton(rtol=NEWTON_TOL, atol=NEWTON_TOL),
@@ -122,7 +158,8 @@ def exact_damping(mass, impact_velocity, stiffness, exponent, restitution):
         max_steps=NEWTON_MAX_STEPS,
         throw=False,
     )
-    return jnp.where(elastic, 0.0, jnp.exp(solution.value))
+    asymptotic = asymptotic_damping(*system, jnp.where(limit, restitution, 0.5))
+    return jnp.where(elastic, 0.0, jnp.where(limit, asymptotic, jnp.exp(solution.value)))
 
 
 @exact_damping.defjvp
@@ -134,15 +171,21 @@ def _exact_damping_jvp(primals, tangents):
     # double root at δ = 0) and the solve's ∂e_out/∂c is not the one-sided
     # limit; there c ≡ 0 in every other argument and dc/de is taken from the
     # improved closed form, whose e → 1 slope is −exp(Σ a_ij T_i(n̂) T_j(−1)).
+    # Below ASYMPTOTIC_RESTITUTION the derivative is that of the limit; the
+    # solve's partials are then taken at a harmless damping (their cotangent is 0).
     *system, restitution = primals
     *d_system, d_restitution = tangents
     damping = exact_damping(*primals)
-    partials = jax.jacfwd(_forward_restitution, argnums=(0, 1, 2, 3, 4))(damping, *system)
+    limit = restitution < ASYMPTOTIC_RESTITUTION
+    solved = jnp.where(limit, damping_scale(*system), damping)
+    partials = jax.jacfwd(_forward_restitution, argnums=(0, 1, 2, 3, 4))(solved, *system)
     d_out = sum(p * d for p, d in zip(partials[1:], d_system))
     implicit = (d_restitution - d_out) / partials[0]
     elastic_slope = -jnp.exp(improved_log_ratio(*improved_features(system[3], 1.0)))
     elastic = d_restitution * elastic_slope * damping_scale(*system)
-    return damping, jnp.where(restitution >= 1.0, elastic, implicit)
+    safe_primals = (*system, jnp.where(limit, restitution, 0.5))
+    asymptotic = jax.jvp(asymptotic_damping, safe_primals, tuple(tangents))[1]
+    return damping, jnp.where(restitution >= 1.0, elastic, jnp.where(limit, asymptotic, implicit))
 
 
 def improved_features(exponent, restitution):
@@ -185,13 +228,17 @@ _UNIT_DAMPING = {"paper": paper_unit_damping, "improved": improved_unit_damping}
 
 
 def _check_method(method):
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
 
 
-def _check_exponent_restitution(exponent, restitution):
+def _check_exponent_restitution(exponent, restitution, method="exact"):
     exponent = check_range("exponent n", exponent, *EXPONENT_RANGE)
-    restitution = check_range("restitution e", restitution, 0.0, 1.0, low_open=True)
+    if method == "exact":
+        restitution = check_range("restitution e", restitution, 0.0, 1.0, low_open=True)
+    else:
+        hint = f" for method={method!r}, the range of its fit (method='exact' takes (0, 1])"
+        restitution = check_range("restitution e", restitution, *CLOSED_FORM_RANGE, hint=hint)
     return exponent, restitution
 
 
@@ -204,7 +251,8 @@ def optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, met
     impact_velocity : approach speed ⁻δ̇ > 0 (m/s).
     stiffness : k > 0 (N/m^n).
     exponent : n in [1, 2].
-    restitution : desired e in (0, 1].
+    restitution : desired e in (0, 1] for "exact"; in [1e-4, 1] for the
+        closed forms "paper" and "improved" (their fitted range).
     method : "exact" (root finding on the solve), "paper" (eq. (49)) or
         "improved" (the refitted closed form).
 
@@ -213,15 +261,24 @@ def optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, met
 
     Raises
     ------
+    TypeError
+        For an argument that is not a real number or array of real numbers
+        (a string, bool, complex number, ...), naming it.
     ValueError
-        For concrete inputs out of range or NaN, naming the parameter. Under
-        ``jit`` the same check raises ``equinox.EquinoxRuntimeError`` at run time.
+        For concrete inputs out of range or NaN, naming the parameter and its
+        range; for an empty array or arguments that do not broadcast
+        together; for an unknown method. Under ``jit`` the range check raises
+        ``equinox.EquinoxRuntimeError`` with the same message at run time.
     """
     _check_method(method)
     mass = check_positive("mass", mass)
     impact_velocity = check_positive("impact_velocity", impact_velocity)
     stiffness = check_positive("stiffness", stiffness)
-    exponent, restitution = _check_exponent_restitution(exponent, restitution)
+    exponent, restitution = _check_exponent_restitution(exponent, restitution, method)
+    check_shapes(
+        [("mass", mass), ("impact_velocity", impact_velocity), ("stiffness", stiffness),
+         ("exponent", exponent), ("restitution", restitution)]
+    )
     return _optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, method)
 
 
@@ -240,7 +297,12 @@ def lambda_from_unit_damping(exponent, unit_damping, restitution):
 
 
 def damping_lambda(exponent, restitution):
-    """The exact slack variable λ(n, e) of seed 004 eqs. (34), (48); broadcasts."""
+    """The exact slack variable λ(n, e) of seed 004 eqs. (34), (48); broadcasts.
+
+    ``exponent`` n in [1, 2], ``restitution`` e in (0, 1]; errors as for
+    ``optimal_damping``. λ → e^(n/(n+1)) ((n+1)/2)^(−n/(n+1)) as e → 0.
+    """
     exponent, restitution = _check_exponent_restitution(exponent, restitution)
+    check_shapes([("exponent", exponent), ("restitution", restitution)])
     unit = _optimal_damping(1.0, 1.0, 1.0, exponent, restitution, "exact")
     return lambda_from_unit_damping(exponent, unit, restitution)

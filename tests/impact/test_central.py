@@ -1,6 +1,7 @@
 """The central-impact solver against closed forms, identities of seed 004 and finite differences."""
 
 import math
+import re
 
 import diffrax as dfx
 import jax
@@ -11,7 +12,7 @@ import pytest
 import diffimpact as di
 from diffimpact.contact import Hertz, HertzLinearDamper, HuntCrossley, KelvinVoigt
 from diffimpact.contact.damping_factors import exact as exact_hysteresis
-from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
+from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution, kelvin_voigt_separation_time
 
 
 @pytest.fixture(scope="module")
@@ -108,12 +109,102 @@ def test_broadcasting_over_parameters(hld_restitution):
             assert float(result.restitution[i, j]) == pytest.approx(float(single), rel=1e-12)
 
 
+def test_heavily_over_damped_kelvin_voigt_matches_closed_form():
+    # Damping ratios far above critical, down to e = 2.5e-21, and the tester's KelvinVoigt(1e6, 1e7), m = 0.2 kg,
+    # v = 3 m/s (ξ = 1.1e4). The body is stopped within ≈ m v/c and separates at zero force with the creep speed.
+    k = np.array([3e4, 3e4, 3e4, 3e4, 1e6])
+    m = np.array([2.0, 2.0, 2.0, 2.0, 0.2])
+    xi = np.array([10.0, 1e3, 1e6, 1e10, 1e7 / (2 * math.sqrt(1e6 * 0.2))])
+    result = di.central_impact(KelvinVoigt(k, xi * 2 * np.sqrt(k * m)), m, np.array([1.5, 1.5, 1.5, 1.5, 3.0]))
+    assert bool(np.all(result.separated))
+    np.testing.assert_allclose(result.restitution, kelvin_voigt_restitution(xi), rtol=1e-10)
+    np.testing.assert_allclose(result.contact_duration, kelvin_voigt_separation_time(xi, k, m), rtol=1e-10)
+
+
+# Hertz + linear damper far above critical (k, n, c, m, v): the tester's c = 1e9 N s/m at m = 0.2 kg, and m = 1e-9 kg.
+HEAVY = np.array([[1e8, 1.5, 1e9, 0.2, 3.0], [1e8, 1.5, 1e3, 1e-9, 3.0], [1.0, 1.0, 1e6, 1.0, 1.0], [1.0, 2.0, 1e5, 1.0, 1.0]])
+
+
+def heavy_impact(rows):
+    k, n, c, m, v = rows.T
+    return di.central_impact(HertzLinearDamper(k, n, c), m, v)
+
+
+def test_heavily_damped_hertz_separates_at_the_creep_speed():
+    # In units of the damping time m/c and length m v/c, x'' + x' + ε x^n = 0 with ε = k m^n v^(n−1)/c^(n+1):
+    # x stops at 1 − O(ε ln 1/ε) and creeps back at x' = −ε x^n until the force vanishes (eq. (20)), when x'' = 0.
+    # So e = ε x_s^n with x_s = 1 − O(ε ln(1/ε)): e/ε → 1, and ˢδ → m v/c.
+    k, n, c, m, v = HEAVY.T
+    eps = k * m**n * v ** (n - 1) / c ** (n + 1)
+    result = heavy_impact(HEAVY)
+    assert bool(np.all(result.separated))
+    deficit = 1 - np.asarray(result.restitution) / eps
+    assert np.all((deficit > 0) & (deficit < 3 * n * eps * np.log(1 / eps)))
+    np.testing.assert_allclose(result.max_penetration, m * v / c, rtol=1e-10)
+    # eq. (51): c ˢδ̇ + k ˢδ^n = 0 with ˢδ̇ = −e v.
+    np.testing.assert_allclose(result.separation_penetration, (v * c * result.restitution / k) ** (1 / n), rtol=1e-10)
+
+
+def test_unresolvable_rebound_is_an_error_naming_what_to_change(hld_restitution):
+    # e = c^−2 = 1e-90 for m = v = k = 1, n = 1: below what MAX_STEPS resolves.
+    rows = HEAVY.copy()
+    rows[2] = [1.0, 1.0, 1e45, 1.0, 1.0]
+    message = (
+        r"central_impact found no separation within 4096 solver steps per phase for 1 of 4 impacts \(first at index "
+        r"\(2,\)\): the rebound is too slow to resolve \(restitution below about 1e-75, i.e. damping far above "
+        r"critical\) or the law never lets go; reduce the law's damping, or call under jax.jit to get NaN with "
+        r"separated=False instead"
+    )
+    with pytest.raises(ValueError, match=message):
+        heavy_impact(rows)
+    # Under jit: NaN, as documented.
+    assert math.isnan(float(hld_restitution(1e45, 1.0, 1.0, 1.0, 1.0)))
+
+
 @pytest.mark.parametrize(
     "mass, velocity, name", [(0.0, 1.0, "mass"), (-1.0, 1.0, "mass"), (1.0, float("nan"), "impact_velocity")]
 )
 def test_bad_input_names_the_parameter(mass, velocity, name):
     with pytest.raises(ValueError, match=name):
         di.central_impact(Hertz(1.0), mass, velocity)
+
+
+REAL = "must be a real number or an array of real numbers, got "
+
+
+@pytest.mark.parametrize(
+    "law, mass, velocity, error, message",
+    [
+        (Hertz(1e8), True, 3.0, TypeError, "mass " + REAL + "bool True"),
+        (Hertz(1e8), "0.2", 3.0, TypeError, "mass " + REAL + "str '0.2'"),
+        (Hertz(1e8), 0.2, 3.0 + 1j, TypeError, "impact_velocity " + REAL + "complex (3+1j)"),
+        (Hertz(np.full(2, 1e8)), np.full(3, 0.2), 3.0, ValueError,
+         "shapes do not broadcast together: law.stiffness (2,), law.exponent (), mass (3,), impact_velocity ()"),
+        (Hertz(1e8), 0.2, np.array([]), ValueError, "impact_velocity must not be empty; got shape (0,)"),
+    ],
+)
+def test_malformed_input_is_refused_by_name(law, mass, velocity, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        di.central_impact(law, mass, velocity)
+
+
+@pytest.mark.parametrize(
+    "history, error, message",
+    [(True, TypeError, "history must be an int >= 0, got bool True"),
+     (5.0, TypeError, "history must be an int >= 0, got float 5.0"),
+     (-1, ValueError, "history must be an int >= 0, got -1")],
+)
+def test_bad_history_is_refused(history, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        di.central_impact(Hertz(1.0), 1.0, 1.0, history=history)
+
+
+def test_numpy_integer_history_is_an_int():
+    # Same call as test_zero_force_separation_penetration_is_eq_51 (shares its compilation).
+    law = HertzLinearDamper(5e6, 1.5, 40.0)
+    result = di.central_impact(law, 1.3, 0.7, history=np.int64(200))
+    assert result.penetration.shape == (200,)
+    np.testing.assert_array_equal(result.force, di.central_impact(law, 1.3, 0.7, history=200).force)
 
 
 def test_bad_input_under_jit_raises_at_run_time():

@@ -1,6 +1,7 @@
 """Optimal damping (seed 004) against an independent SciPy solve, closed forms and finite differences."""
 
 import math
+import re
 
 import jax
 import numpy as np
@@ -38,6 +39,8 @@ SYSTEMS = [  # m (kg), v (m/s), k (N/m^n), n, e — over the ranges of seed 004 
     (3.0, 0.5, 1e7, 1.5, 0.3),
     (1e2, 1e2, 1e5, 1.0, 0.95),
     (0.02, 7.0, 3e9, 1.27, 0.6),
+    (0.2, 3.0, 1e8, 1.5, 1e-6),  # below the closed forms' range: Newton from the heavy-damping limit
+    (1.0, 1.0, 1.0, 2.0, 1e-7),
 ]
 
 
@@ -52,7 +55,8 @@ def test_exact_reproduces_restitution_in_an_independent_solver(exact, system):
 def test_exact_at_n_1_matches_kelvin_voigt_closed_form(exact):
     # n = 1 is Kelvin–Voigt; the exact damping ratio must give e in eq. (55).
     m, k = 2.0, 5.0
-    for e in (1e-3, 0.13, 0.5, 0.9):
+    # Down to e = 1e-300: below 1e-4 Newton starts from the heavy-damping limit, below 1e-20 it is the limit.
+    for e in (1e-300, 1e-30, 1e-12, 1e-7, 1e-3, 0.13, 0.5, 0.9):
         xi = float(exact(m, 1.0, k, 1.0, e)) / (2 * math.sqrt(k * m))
         assert float(kelvin_voigt_restitution(xi)) == pytest.approx(e, rel=1e-8)
 
@@ -150,3 +154,100 @@ def test_bad_input_names_the_parameter(kwargs, name):
 def test_bad_input_under_jit_raises_at_run_time():
     with pytest.raises(Exception, match="restitution"):
         jax.jit(lambda e: di.optimal_damping(1.0, 1.0, 1.0, 1.5, e, method="paper"))(1.5).block_until_ready()
+
+
+# --- e below the closed forms' range: the heavy-damping limit (module docstring of diffimpact.impact.damping) ---
+# In units of m/c and m v/c the impact is x'' + x' + ε x^n = 0, ε = k m^n v^(n−1)/c^(n+1); the body stops at
+# x ≈ 1 and separates at the creep speed, e = ε x_s^n with 0 < 1 − x_s^n < 3 n ε ln(1/ε). So c < c_lim =
+# [k v^(n−1) m^n / e]^(1/(n+1)) with 1 − c/c_lim < 3 n e ln(1/e)/(n + 1) (to leading order in e).
+
+
+def heavy_damping_limit(m, v, k, n, e):
+    return (k * v ** (n - 1) * m**n / e) ** (1 / (n + 1))
+
+
+@pytest.mark.parametrize("system", [(0.2, 3.0, 1e8, 1.5, 1e-7), (1.0, 1.0, 1.0, 1.5, 1e-8), (0.02, 7.0, 3e9, 2.0, 1e-12)])
+def test_exact_below_the_closed_forms_tends_to_the_heavy_damping_limit(exact, system):
+    # The first system is the tester's optimal_damping(0.2, 3.0, 1e8, 1.5, 1e-7), which was NaN.
+    *_, n, e = system
+    deficit = 1 - float(exact(*system)) / heavy_damping_limit(*system)
+    assert 0 < deficit < 3 * n * e * math.log(1 / e) / (n + 1)
+
+
+def test_exact_gradient_at_tiny_restitution_is_that_of_the_limit(exact, exact_gradient):
+    # e = 1e-25 < ASYMPTOTIC_RESTITUTION: c = c_lim to 1e-20, so dc/dθ = c (n, n − 1, 1, −1)/((n + 1) θ) for θ = m, v, k, e.
+    m, v, k, n, e = 0.7, 2.0, 3e6, 1.3, 1e-25
+    grad = jax.grad(exact, argnums=(0, 1, 2, 3, 4))(m, v, k, n, e)
+    c = heavy_damping_limit(m, v, k, n, e)
+    dc_dn = c * (math.log(v) + math.log(m) - math.log(k * v ** (n - 1) * m**n / e) / (n + 1)) / (n + 1)
+    expected = [c * n / ((n + 1) * m), c * (n - 1) / ((n + 1) * v), c / ((n + 1) * k), dc_dn, -c / ((n + 1) * e)]
+    np.testing.assert_allclose([float(g) for g in grad], expected, rtol=1e-12)
+
+
+def test_exact_gradient_below_the_fitted_range_matches_central_differences(exact, central_difference):
+    point = [0.7, 2.0, 3e6, 1.3, 1e-6]  # Newton from the heavy-damping limit, implicit-function derivative
+    grad = jax.grad(exact, argnums=(0, 1, 2, 3, 4))(*point)
+    for argnum in range(5):
+        assert float(grad[argnum]) == pytest.approx(central_difference(exact, point, argnum), rel=1e-6)
+
+
+def test_lambda_at_tiny_restitution_tends_to_its_limit():
+    # λ = e ĉ / ((n+1)/2)^(n/(n+1)) (eq. (34)) → e^(n/(n+1)) ((n+1)/2)^(−n/(n+1)); the tester's λ(1.5, 1e-8) was NaN.
+    n = np.array([1.0, 1.5, 2.0])
+    e = np.array([1e-12, 1e-8, 1e-6])
+    lam = np.asarray(di.damping_lambda(n, e))
+    limit = e ** (n / (n + 1)) / ((n + 1) / 2) ** (n / (n + 1))
+    deficit = 1 - lam / limit
+    assert np.all((deficit > 0) & (deficit < 3 * n * e * np.log(1 / e) / (n + 1)))
+
+
+@pytest.mark.parametrize("method", ["paper", "improved"])
+def test_closed_forms_refuse_restitution_below_their_fitted_range(method):
+    message = (
+        f"restitution e must be finite and in [0.0001, 1] for method='{method}', the range of its fit "
+        "(method='exact' takes (0, 1]); got [1e-06]"
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        di.optimal_damping(0.2, 3.0, 1e8, 1.5, 1e-6, method=method)
+    with pytest.raises(ValueError, match=re.escape(message.replace("[1e-06]", "[1e-06, 5e-05]"))):
+        di.optimal_damping(0.2, 3.0, 1e8, 1.5, np.array([0.5, 1e-6, 5e-5]), method=method)
+
+
+REAL = "must be a real number or an array of real numbers, got "
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        (dict(mass="0.2"), TypeError, "mass " + REAL + "str '0.2'"),
+        (dict(mass=True), TypeError, "mass " + REAL + "bool True"),
+        (dict(impact_velocity=3.0 + 0j), TypeError, "impact_velocity " + REAL + "complex (3+0j)"),
+        (dict(stiffness=[1e8, "x"]), TypeError, "stiffness " + REAL + "list [100000000.0, 'x']"),
+        (dict(exponent=None), TypeError, "exponent n " + REAL + "NoneType None"),
+        (dict(restitution=np.array([0.5, 0.6], dtype=complex)), TypeError, "restitution e " + REAL + "an array of complex128"),
+        (dict(mass=np.ones(2), restitution=np.full(3, 0.5)), ValueError,
+         "shapes do not broadcast together: mass (2,), impact_velocity (), stiffness (), exponent (), restitution (3,)"),
+        (dict(restitution=np.array([])), ValueError, "restitution must not be empty; got shape (0,)"),
+        (dict(method=["exact"]), ValueError, "method must be one of ('exact', 'paper', 'improved'), got ['exact']"),
+    ],
+)
+def test_malformed_input_is_refused_by_name(kwargs, error, message):
+    args = dict(mass=0.2, impact_velocity=3.0, stiffness=1e8, exponent=1.5, restitution=0.5, method="exact")
+    args.update(kwargs)
+    with pytest.raises(error, match=re.escape(message)):
+        di.optimal_damping(**args)
+
+
+@pytest.mark.parametrize(
+    "exponent, restitution, error, message",
+    [
+        ("1.5", 0.5, TypeError, "exponent n " + REAL + "str '1.5'"),
+        (1.5, 0.5j, TypeError, "restitution e " + REAL + "complex 0.5j"),
+        (np.full(2, 1.5), np.full(3, 0.5), ValueError, "shapes do not broadcast together: exponent (2,), restitution (3,)"),
+        (np.array([]), 0.5, ValueError, "exponent must not be empty; got shape (0,)"),
+        (1.5, 1.2, ValueError, "restitution e must be finite and in (0, 1]; got [1.2]"),
+    ],
+)
+def test_lambda_malformed_input_is_refused_by_name(exponent, restitution, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        di.damping_lambda(exponent, restitution)
