@@ -20,6 +20,11 @@ REPRODUCTIONS = {
         double_pendulum.run,
         "seed 002 §4, figs. 5–7: double pendulum, eq. (3) vs four formulations; collisions with a floor, μ = 0 and 0.15",
     ),
+    "routh-double-pendulum": (
+        double_pendulum.run_routh,
+        "seed 002 §4, figs. 5–9: the double pendulum by Routh's method (diffimpact.impulse.routh), μ = 0 and 0.15, "
+        "with the joint forces and the Fig. 4 arrangement of every collision",
+    ),
     "formulations": (
         formulations.run,
         "seed 000 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps",

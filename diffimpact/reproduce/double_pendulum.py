@@ -21,6 +21,7 @@ no other.
 
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -133,7 +134,7 @@ def routh_case(p, case, times, max_collisions):
     table = np.array([
         (t, float(dp.minimal_energy(p, jnp.array([a1, a2]), jnp.array([b1, b2]))),
          float(dp.minimal_energy(p, jnp.array([a1, a2]), jnp.array([c1, c2]))), c1, c2)
-        for t, a1, a2, b1, b2, c1, c2 in rows
+        for t, a1, a2, b1, b2, c1, c2, _ in rows
     ]).reshape(-1, 5)
     return energy, dpsi, np.asarray(dp.gap(p, obstacle, jnp.asarray(psi))), table
 
@@ -263,4 +264,73 @@ def _plot(columns, free_columns, path):
     ax.axhline(0.0, color="gray", linewidth=0.6)
     ax.set(xlabel="t (s)", ylabel="f (mm)", title="(b) gap f of eq. (7), disk to floor")
     ax.legend(fontsize=7, loc="upper right")
+    save_figure(fig, path)
+
+
+def run_routh(out, quick=False):
+    """Seed 002 figs. 5–9 by its own model, rigid impacts through ``diffimpact.impulse.routh``, μ = 0 and 0.15.
+
+    Writes ``routh-double-pendulum.csv`` (energy, ψ̇₁, ψ̇₂ and the joint forces
+    R, P at O and H, V at A between collisions, ``dp.joint_reactions``),
+    ``routh-double-pendulum-collisions.csv`` (time, energy before and after,
+    and the arrangement of Fig. 4 at each collision) and
+    ``routh-double-pendulum.png``; returns a summary.
+    """
+    out = Path(out)
+    p = dp.Parameters()
+    duration = 3.0 if quick else DURATION
+    times = jnp.linspace(0.0, duration, 1501 if quick else 3001)
+    reactions = jax.jit(jax.vmap(lambda t, psi, dpsi: dp.joint_reactions(p, t, psi, dpsi)))
+    columns, collision_columns = {"t_s": np.asarray(times)}, {}
+    lines = [f"seed 002 §4 by Routh's method (diffimpact.impulse.routh), k = 0.9, {duration:g} s"]
+    for mu in (0.0, 0.15):
+        key = "mu0p15" if mu else "mu0"
+        psi, dpsi, rows = dp.simulate_routh(p, dp.Obstacle(friction=mu), times, max_collisions=40)
+        energy = np.asarray(jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))(jnp.asarray(psi), jnp.asarray(dpsi)))
+        forces = np.asarray(reactions(times, jnp.asarray(psi), jnp.asarray(dpsi)))
+        columns.update({f"energy_J_{key}": energy, f"psi1_dot_rad_per_s_{key}": dpsi[:, 0],
+                        f"psi2_dot_rad_per_s_{key}": dpsi[:, 1]})
+        columns.update({f"{name}_N_{key}": forces[:, i] for i, name in enumerate("RPHV")})
+        before = np.asarray(jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))(jnp.asarray(rows[:, 1:3]),
+                                                                               jnp.asarray(rows[:, 3:5])))
+        after = np.asarray(jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))(jnp.asarray(rows[:, 1:3]),
+                                                                              jnp.asarray(rows[:, 5:7])))
+        for name, values in (("mu", np.full(len(rows), mu)), ("index", np.arange(1, len(rows) + 1)),
+                             ("t_s", rows[:, 0]), ("energy_before_J", before), ("energy_after_J", after),
+                             ("fig4_case", rows[:, 7])):
+            collision_columns.setdefault(name, []).extend(values)
+        cases = "".join("abcde"[int(c)] for c in rows[:, 7])
+        lines.append(f"  μ = {mu:g}: {len(rows)} collisions (paper: {PAPER_COLLISIONS[mu]} in its run), energy "
+                     f"{energy[0]:.3f} → {energy[-1]:.3f} J, Fig. 4 arrangements {cases}")
+        lines.append(f"    first collision at {rows[0, 0]:.4f} s: {before[0]:.3f} → {after[0]:.3f} J")
+    write_csv(out / "routh-double-pendulum.csv", columns)
+    write_csv(out / "routh-double-pendulum-collisions.csv", collision_columns)
+    _plot_routh(columns, out / "routh-double-pendulum.png")
+    return "\n".join(lines)
+
+
+def _plot_routh(columns, path):
+    fig, axes = figure(2, 3)
+    t = columns["t_s"]
+    panels = [("energy_J", "mechanical energy E (J)", "Fig. 5: energy"),
+              ("psi1_dot_rad_per_s", "ψ̇₁ (rad/s)", "Fig. 6: angular velocity of OA"),
+              ("psi2_dot_rad_per_s", "ψ̇₂ (rad/s)", "Fig. 7: angular velocity of link 2"),
+              (("R_N", "P_N"), "force at O (N)", "Fig. 8: joint O, R (dotted) and P (solid)"),
+              (("H_N", "V_N"), "force at A (N)", "Fig. 9: joint A, H (dotted) and V (solid)")]
+    for axis, (names, ylabel, title) in zip(axes.flat, panels):
+        # μ = 0 drawn wider underneath: the two runs coincide until the first collision
+        for key, colour, width, label in (("mu0", "black", 2.2, "μ = 0"), ("mu0p15", "red", 0.9, "μ = 0.15")):
+            if isinstance(names, str):
+                axis.plot(t, columns[f"{names}_{key}"], color=colour, lw=width, label=label)
+            else:
+                axis.plot(t, columns[f"{names[0]}_{key}"], color=colour, lw=0.5 * width, ls=":",
+                          label=f"{label}, {names[0][0]}")
+                axis.plot(t, columns[f"{names[1]}_{key}"], color=colour, lw=width, label=f"{label}, {names[1][0]}")
+        axis.set_xlabel("time t (s)")
+        axis.set_ylabel(ylabel)
+        axis.set_title(title, fontsize=9)
+        axis.legend(fontsize=7)
+    axes.flat[-1].axis("off")
+    fig.suptitle("Double pendulum and rough obstacle by Routh's method (seed 002 §4; between collisions only: "
+                 "the impulsive joint forces at collisions are not drawn)", fontsize=9)
     save_figure(fig, path)

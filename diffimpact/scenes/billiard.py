@@ -454,13 +454,13 @@ def cut_shot_outcome(p, run):
     return {key: value + missing for key, value in outcome.items()}
 
 
-@eqx.filter_jit
-def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL,
-                     max_events=12):
-    """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
+def _float64(*arrays):
+    """The arrays as float64 without JAX's weak type, which would otherwise key a second compilation."""
+    return tuple(jnp.asarray(a, dtype=float) for a in arrays)
 
-    One compilation per shape; pass ``rtol`` as an array to share it between tolerances.
-    """
+
+@eqx.filter_jit
+def _cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose, adjoint, rtol, max_events):
     def one(v, a, w, s):
         return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, adjoint=adjoint, rtol=rtol,
                                                max_events=max_events))
@@ -468,13 +468,29 @@ def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=Tr
     return jax.vmap(one)(speed, incidence, topspin_ratio, sidespin_ratio)
 
 
-@eqx.filter_jit
-def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, adjoint=None, rtol=SHOT_RTOL):
-    """``cut_shot_outcome`` of ``cut_shot`` for arrays of shots.
+def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL,
+                     max_events=12):
+    """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
 
-    One compilation per shape; pass ``rtol`` as an array to share it between tolerances.
+    One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
+    ``np.ones(4)`` share it); pass ``rtol`` as an array to share it between tolerances.
     """
+    return _cushion_rebounds(p, *_float64(speed, incidence, topspin_ratio, sidespin_ratio), nose, adjoint, rtol,
+                             max_events)
+
+
+@eqx.filter_jit
+def _cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling, adjoint, rtol):
     def one(v, c, x0, x1, t):
         return cut_shot_outcome(p, cut_shot(p, friction, v, c, x0, x1, rolling, t, adjoint=adjoint, rtol=rtol))
 
     return jax.vmap(one)(speed, cut, cue_x, object_x, duration)
+
+
+def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, adjoint=None, rtol=SHOT_RTOL):
+    """``cut_shot_outcome`` of ``cut_shot`` for arrays of shots.
+
+    One compilation per shape (the arrays are taken as float64, as in ``cushion_rebounds``); pass
+    ``rtol`` as an array to share it between tolerances.
+    """
+    return _cut_shots(p, friction, *_float64(speed, cut, cue_x, object_x, duration), rolling, adjoint, rtol)

@@ -205,6 +205,23 @@ def absolute_coordinates(p, psi, dpsi):
     return jax.jvp(position, (jnp.asarray(psi, dtype=float),), (jnp.asarray(dpsi, dtype=float),))
 
 
+def joint_reactions(p, t, psi, dpsi):
+    """The joint forces of seed 002 figs. 8–9 between collisions: (R, P) at O and (H, V) at A (N).
+
+    Signs as in eqs. (13)–(16) (x horizontal, z up): link 1 receives (H − R, V + P),
+    link 2 receives (−H, −V) from link 1 (and the floor's (T, F) during a
+    collision, not included here). From Newton's law for each link with the
+    centres' accelerations of ψ̈ = A⁻¹ Q (eq. (3)):
+    H = −m₂ ẍ₂, V = −m₂ (z̈₂ + g), R = H − m₁ ẍ₁, P = m₁ (z̈₁ + g) − V.
+    Hanging at rest: P = (m₁ + m₂) g, V = −m₂ g.
+    """
+    ddpsi = jnp.linalg.solve(mass_matrix(p, psi), generalized_force(p, t, psi, dpsi))
+    velocity = lambda psi, dpsi: absolute_coordinates(p, psi, dpsi)[1]  # noqa: E731
+    acceleration = jax.jvp(velocity, (psi, dpsi), (dpsi, ddpsi))[1]
+    H, V = -p.m2 * acceleration[3], -p.m2 * (acceleration[4] + p.g)
+    return jnp.stack([H - p.m1 * acceleration[0], p.m1 * (acceleration[1] + p.g) - V, H, V])
+
+
 def initial_state(p, psi=INITIAL_ANGLES, dpsi=INITIAL_RATES, t=0.0):
     """``State`` in absolute coordinates for angles ψ and rates ψ̇ (seed 002 values by default)."""
     return State(*absolute_coordinates(p, psi, dpsi), t)
@@ -338,7 +355,8 @@ def simulate_routh(p, obstacle, save_times, max_collisions=64):
 
     Returns ψ, ψ̇ at ``save_times`` (arrays (len, 2); the state after the
     impact at a collision instant) and the collisions as an array of rows
-    (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺).
+    (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺, case), the case of seed 002's Fig. 4
+    (0–4 for a–e, ``routh.CASES``).
     """
     save_times = jnp.asarray(save_times, dtype=float)
     t, t_end = float(save_times[0]), float(save_times[-1])
@@ -353,12 +371,11 @@ def simulate_routh(p, obstacle, save_times, max_collisions=64):
         inside = (times >= t) & ((times < t1) | (not bool(hit)))
         psi_saved[inside], dpsi_saved[inside] = np.asarray(psi_s)[inside], np.asarray(dpsi_s)[inside]
         if not bool(hit):
-            return psi_saved, dpsi_saved, np.array(rows).reshape(-1, 7)
+            return psi_saved, dpsi_saved, np.array(rows).reshape(-1, 8)
         jacobian = contact_jacobian(p, psi)
         response = jnp.linalg.solve(mass_matrix(p, psi), jacobian.T)
-        impulse = routh.impact(jacobian @ response, jacobian @ dpsi_before, obstacle.friction,
-                               obstacle.restitution).impulse
-        dpsi = dpsi_before + response @ impulse
-        rows.append((t1, *np.asarray(psi), *np.asarray(dpsi_before), *np.asarray(dpsi)))
+        result = routh.impact(jacobian @ response, jacobian @ dpsi_before, obstacle.friction, obstacle.restitution)
+        dpsi = dpsi_before + response @ result.impulse
+        rows.append((t1, *np.asarray(psi), *np.asarray(dpsi_before), *np.asarray(dpsi), int(result.case)))
         t = t1
     raise RuntimeError(f"more than max_collisions = {max_collisions} collisions")

@@ -1,6 +1,7 @@
 """Seed 000 §4.1: the break shot at two step limits (quick run, one formulation: each compiles for about 70 s).
 
-The formulations' drift is compared on the double pendulum (tests/scenes/test_double_pendulum.py).
+The formulations' drift is compared on the double pendulum (tests/scenes/test_double_pendulum.py). The
+study's run is a long reproduction (slow); the validation of its arguments stays in every run.
 """
 
 import numpy as np
@@ -29,6 +30,7 @@ def timing(out):
             for k, (i, h) in enumerate(zip(table["formulation"], table["max_step_s"]))}
 
 
+@pytest.mark.slow
 def test_writes_the_documented_files(out):
     assert (out / "formulations.png").stat().st_size > 10_000
     header = (out / "formulations.csv").read_text().splitlines()[0].split(",")
@@ -45,6 +47,7 @@ def test_writes_the_documented_files(out):
     assert first == "cue–yellow" and events["onset"][0] == 1
 
 
+@pytest.mark.slow
 def test_the_shot_stays_symmetric_about_the_x_axis(timing):
     # Only x-velocity at the start and a rack symmetric about y = 0: the cue ball stays on the axis and the
     # blue and red balls mirror each other (the paper's figs. 12-15 show formulations that break this).
@@ -54,6 +57,7 @@ def test_the_shot_stays_symmetric_about_the_x_axis(timing):
         assert row["max_mirror_error_m"] <= 1e-12
 
 
+@pytest.mark.slow
 def test_every_run_sees_the_break(timing):
     # The cue ball strikes the yellow one, which strikes the two behind it; the cue and the yellow ball then
     # bounce on the cloth. The yellow ball ends moving back (-x), as the paper's compliant model found for
@@ -63,6 +67,7 @@ def test_every_run_sees_the_break(timing):
         assert -0.2 < row["yellow_vx_end_m_per_s"] < -0.1
 
 
+@pytest.mark.slow
 def test_the_step_limit_is_kept(timing):
     large, small = study.QUICK_STEPS
     for name in NAMES:
@@ -70,6 +75,7 @@ def test_the_step_limit_is_kept(timing):
         assert timing[(name, small)]["steps"] >= study.QUICK_DURATION / small
 
 
+@pytest.mark.slow
 def test_times_are_recorded(timing):
     for row in timing.values():
         assert np.isfinite(row["compile_s"]) and row["compile_s"] >= 0

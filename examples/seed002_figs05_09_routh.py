@@ -1,0 +1,15 @@
+"""Seed 002 §4, figs. 5–9: the double pendulum by Routh's method, μ = 0 and 0.15, with the joint forces.
+
+    python examples/seed002_figs05_09_routh.py [--quick] [--out DIR]
+
+The same as ``diffimpact reproduce routh-double-pendulum``. Writes
+routh-double-pendulum.csv, routh-double-pendulum-collisions.csv and
+routh-double-pendulum.png.
+"""
+
+from _common import parse
+
+from diffimpact.reproduce import double_pendulum
+
+args = parse(__doc__.splitlines()[0])
+print(double_pendulum.run_routh(args.out, quick=args.quick))
