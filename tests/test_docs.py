@@ -54,3 +54,4 @@ def test_mkdocs_build_strict(tmp_path):
     assert build.returncode == 0, build.stderr[-5000:]
     simulate = (tmp_path / "api" / "multibody" / "index.html").read_text()
     assert 'id="diffimpact.multibody.simulate.simulate"' in simulate
+    assert (tmp_path / "tutorial" / "index.html").exists()
