@@ -245,6 +245,9 @@ def _check_exponent_restitution(exponent, restitution, method="exact"):
 def optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, method="exact"):
     """Damping c_opt of f = c δ̇ + k δ^n that gives restitution e (seed 004 eqs. (23), (49)).
 
+    All array arguments broadcast together; the result is differentiable
+    with respect to each of them. Returns c_opt in N s/m.
+
     Parameters
     ----------
     mass : effective mass m > 0 (kg), eq. (3).
@@ -255,9 +258,6 @@ def optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, met
         closed forms "paper" and "improved" (their fitted range).
     method : "exact" (root finding on the solve), "paper" (eq. (49)) or
         "improved" (the refitted closed form).
-
-    All array arguments broadcast together; the result is differentiable
-    with respect to each of them. Returns c_opt in N s/m.
 
     Raises
     ------

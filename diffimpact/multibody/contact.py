@@ -562,7 +562,7 @@ def normal_response(model, contact, q, t):
     """Gap gradient w = ∂δ/∂q, M_c⁻¹ w and the effective mass m = 1/(wᵀ M_c⁻¹ w).
 
     M_c⁻¹ w is the velocity change per unit generalised impulse w under the
-    constraints: [[M, Dᵀ], [D, 0]] [Δv; λ] = [w; 0] (the impulsive form of eq.
+    constraints: ``[[M, Dᵀ], [D, 0]] [Δv; λ] = [w; 0]`` (the impulsive form of eq.
     (2.20) of seed 000, with Δ(D v) = 0). m is the effective mass of eq. (3)
     of seed 004 for the contact normal of the constrained system.
     """

@@ -37,6 +37,8 @@ class State(eqx.Module):
 class Model(eqx.Module):
     """Bodies, constraints and forces of a multibody system.
 
+    All bodies must be planar or all spatial (``ValueError`` otherwise).
+
     Parameters
     ----------
     bodies : sequence of ``Body``.
@@ -45,8 +47,6 @@ class Model(eqx.Module):
         that the sequence does not already normalise, so ``constraints``
         holds the user's constraints followed by those.
     forces : sequence of ``Force``.
-
-    All bodies must be planar or all spatial (``ValueError`` otherwise).
     """
 
     bodies: tuple
