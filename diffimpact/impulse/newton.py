@@ -40,24 +40,31 @@ def normal_problem(delassus, velocity, friction, dimension):
 
 
 def check(delassus, velocity, friction, restitution, dimension):
-    """Validated problem of ``dimension``-D contacts (2: planar, 3: spatial); W of one impact, not a batch."""
+    """Validated problem of ``dimension``-D contacts (2: planar, 3: spatial; None: one contact, from u⁻'s
+    length); W of one impact, not a batch."""
+    if dimension is None:
+        if jnp.ndim(velocity) != 1 or jnp.shape(velocity)[0] not in (2, 3):
+            raise ValueError(f"velocity of shape {jnp.shape(velocity)} is not one contact (2 or 3 components); "
+                             "for several contacts pass dimension=2 or 3")
+        dimension = jnp.shape(velocity)[0]
     if dimension not in (2, 3):
-        raise ValueError(f"dimension must be 2 (planar contacts) or 3 (spatial); got {dimension}")
+        raise ValueError(f"dimension must be 2 (planar contacts), 3 (spatial) or None (one contact); got {dimension}")
     velocity = jnp.asarray(velocity, float)
     if velocity.ndim != 1 or velocity.shape[0] % dimension or not 0 < velocity.shape[0] <= 12 * dimension:
         raise ValueError(f"velocity must have shape ({dimension}m,) for 1 ≤ m ≤ 12 contacts of dimension "
                          f"{dimension}; got {velocity.shape}")
-    return check_problem(delassus, velocity, friction, restitution, sizes=(velocity.shape[0],))
+    return (*check_problem(delassus, velocity, friction, restitution, sizes=(velocity.shape[0],)), dimension)
 
 
-def impact(delassus, velocity, restitution, friction=0.0, *, dimension=3):
+def impact(delassus, velocity, restitution, friction=0.0, *, dimension=None):
     """Newton's impact of m ≤ 12 simultaneous contacts (module docstring).
 
     ``delassus`` W (m·dimension, m·dimension), ``velocity`` u⁻ (m·dimension,),
     each contact normal first; ``restitution`` e ∈ [0, 1] and ``friction``
-    μ ≥ 0, scalars or one per contact. Returns an ``Impact``.
+    μ ≥ 0, scalars or one per contact; ``dimension`` 2 or 3 (None: a single
+    contact, the length of u⁻). Returns an ``Impact``.
     """
-    W, u, mu, e = check(delassus, velocity, friction, restitution, dimension)
+    W, u, mu, e, dimension = check(delassus, velocity, friction, restitution, dimension)
     N, B, approach = normal_problem(W, u, mu, dimension)
     e = jnp.broadcast_to(e, approach.shape)
     p, found = solve_lcp(N, approach + e * jnp.minimum(approach, 0.0))

@@ -25,9 +25,9 @@ from diffimpact.impulse._problem import Impact, refuse_where, solve_lcp
 from diffimpact.impulse.newton import check, normal_problem
 
 
-def impact(delassus, velocity, restitution, friction=0.0, *, dimension=3):
+def impact(delassus, velocity, restitution, friction=0.0, *, dimension=None):
     """Poisson's impact of m ≤ 12 simultaneous contacts; arguments as ``newton.impact``. Returns an ``Impact``."""
-    W, u, mu, e = check(delassus, velocity, friction, restitution, dimension)
+    W, u, mu, e, dimension = check(delassus, velocity, friction, restitution, dimension)
     N, B, approach = normal_problem(W, u, mu, dimension)
     compression, found = solve_lcp(N, approach)
     compression = refuse_where(compression, ~found, "no compression impulse exists: friction at the fixed sliding "

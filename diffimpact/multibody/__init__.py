@@ -31,12 +31,14 @@ from diffimpact.multibody.contact import (
     NewtonRestitution,
     OptimalDamping,
     PointPlane,
+    RigidImpact,
     SphereFace,
     SpherePlane,
     SphereSphere,
+    contact_frame,
+    impact_velocity,
     normal_response,
     resolve_at_onset,
-    restitution_impulse,
 )
 from diffimpact.multibody.constraints import (
     Constraint,
@@ -68,8 +70,8 @@ from diffimpact.multibody.simulate import (
 
 __all__ = [
     "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HuntCrossleyImpact",
-    "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "normal_response",
-    "resolve_at_onset", "restitution_impulse",
+    "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "RigidImpact", "contact_frame",
+    "impact_velocity", "normal_response", "resolve_at_onset",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",
     "DirectCorrection", "Driver", "Force", "Formulation", "Gravity", "Ground",
     "JointDamping", "LagrangeMultipliers", "Model", "PlanarBody", "ProjectedSolver",

@@ -19,8 +19,11 @@ The law may be a ``NormalForceLaw`` (fixed parameters) or an ``ImpactLaw``,
 whose parameters depend on the effective mass and the approach speed of each
 impact (eq. (50): optimal damping; eq. (9) with a damping factor of eqs. (13)–(16)):
 ``simulate`` resolves it at every contact onset (``Contact.at_onset``).
-``NewtonRestitution`` is the instantaneous (rigid) impact: no force, and
-``simulate`` applies the impulse of ``restitution_impulse`` at each onset.
+``RigidImpact`` is the instantaneous (rigid) impact: no force, and at each
+onset ``simulate`` applies the impulse of a model of ``diffimpact.impulse``
+(Newton, Poisson, Routh, maximum dissipation) to the contact's problem in its
+frame (``impact_velocity``); ``NewtonRestitution(e)`` is the frictionless
+Newton impact.
 Geometries work in 2-D (planar bodies, circles and lines) and 3-D (spatial
 bodies, spheres and planes): ``CirclePlane``/``SpherePlane``,
 ``PointPlane``, ``CircleCircle``/``SphereSphere`` are one implementation
@@ -44,6 +47,7 @@ from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import METHODS, optimal_damping
+from diffimpact.impulse import newton
 from diffimpact.multibody.bodies import global_direction, global_point, orientation, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
@@ -419,13 +423,32 @@ class HuntCrossleyImpact(ImpactLaw):
         return HuntCrossley(self.stiffness, self.exponent, hysteresis)
 
 
-class NewtonRestitution(eqx.Module):
-    """Instantaneous impact with Newton's coefficient of restitution e: ⁺δ̇ = −e ⁻δ̇."""
+class RigidImpact(eqx.Module):
+    """An instantaneous impact resolved by ``model`` (an ``impact`` function of ``diffimpact.impulse``) at onset.
 
-    restitution: jnp.ndarray
+    ``RigidImpact(diffimpact.impulse.routh.impact, friction=0.15, restitution=0.9)``:
+    at each onset ``simulate`` builds the contact's Delassus operator W and
+    velocity u⁻ in its frame (normal first, ``impact_velocity``), calls
+    ``model(W, u⁻, **parameters)`` and applies the impulse. The parameters are
+    differentiable leaves. The model must suit the contact's dimension (Routh:
+    planar; maximum dissipation: spatial; Newton, Poisson: either).
+    """
+
+    model: object = eqx.field(static=True)
+    parameters: dict
+
+    def __init__(self, model, **parameters):
+        if not callable(model):
+            raise TypeError(f"model must be an impact function of diffimpact.impulse; got {type(model).__name__}")
+        self.model = model
+        self.parameters = {name: jnp.asarray(value, dtype=float) for name, value in parameters.items()}
+
+
+class NewtonRestitution(RigidImpact):
+    """Newton's frictionless impact, ⁺δ̇ = −e ⁻δ̇ (``RigidImpact`` of ``diffimpact.impulse.newton``)."""
 
     def __init__(self, restitution):
-        self.restitution = check_range("restitution", restitution, 0.0, 1.0)
+        super().__init__(newton.impact, restitution=check_range("restitution", restitution, 0.0, 1.0))
 
 
 # --- the force element -------------------------------------------------------------
@@ -438,15 +461,15 @@ class Contact(Force):
     ----------
     geometry : a ``Geometry`` (``CirclePlane``/``SpherePlane``, ``PointPlane``,
         ``CircleCircle``/``SphereSphere``, ``SphereFace``).
-    law : ``NormalForceLaw``, ``ImpactLaw`` or ``NewtonRestitution``.
-    friction : optional ``FrictionLaw`` (not with ``NewtonRestitution``).
+    law : ``NormalForceLaw``, ``ImpactLaw`` or ``RigidImpact`` (e.g. ``NewtonRestitution``).
+    friction : optional ``FrictionLaw`` (not with a ``RigidImpact``, whose model has its own friction).
 
     Attributes
     ----------
     active_law : the ``NormalForceLaw`` in effect. For an ``ImpactLaw`` it is
         the law of unit mass and speed until ``simulate`` resolves it at the
-        first onset (out of contact no law acts); ``None`` for
-        ``NewtonRestitution``.
+        first onset (out of contact no law acts); ``None`` for a
+        ``RigidImpact``.
     """
 
     geometry: Geometry
@@ -464,13 +487,13 @@ class Contact(Force):
             self.active_law = law
         elif isinstance(law, ImpactLaw):
             self.active_law = law.at_impact(1.0, 1.0)
-        elif isinstance(law, NewtonRestitution):
+        elif isinstance(law, RigidImpact):
             if friction is not None:
-                raise ValueError("friction is not supported with NewtonRestitution; pass friction=None")
+                raise ValueError("a RigidImpact takes friction as a parameter of its model; pass friction=None")
             self.active_law = None
         else:
             raise TypeError(
-                f"law must be a NormalForceLaw, ImpactLaw or NewtonRestitution; got {type(law).__name__}"
+                f"law must be a NormalForceLaw, ImpactLaw or RigidImpact; got {type(law).__name__}"
             )
         if friction is not None and not isinstance(friction, FrictionLaw):
             raise TypeError(f"friction must be a FrictionLaw or None; got {type(friction).__name__}")
@@ -483,8 +506,8 @@ class Contact(Force):
 
     @property
     def impulsive(self):
-        """Whether the contact is an instantaneous (Newton) impact."""
-        return isinstance(self.law, NewtonRestitution)
+        """Whether the contact is an instantaneous (rigid) impact."""
+        return isinstance(self.law, RigidImpact)
 
     def penetration(self, q):
         """δ(q) (m)."""
@@ -586,13 +609,31 @@ def resolve_at_onset(model, contact, q, v, t):
     return contact.at_onset(mass, jnp.where(rate > 0, rate, 1.0))
 
 
-def restitution_impulse(model, contact, q, v, t):
-    """Velocities after an instantaneous impact with Newton's restitution (impulse–momentum).
+def contact_frame(contact, q):
+    """Q (d × d): the contact normal n (the direction of the force on the second body) and tangents, columns."""
+    n = contact.geometry.normal(q)
+    if n.shape[0] == 2:
+        return jnp.stack([n, jnp.stack([-n[1], n[0]])], axis=1)
+    helper = jnp.eye(3)[jnp.argmin(jnp.abs(n))]  # the axis least aligned with n
+    t = jnp.cross(n, helper)
+    t = t / jnp.linalg.norm(t)
+    return jnp.stack([n, t, jnp.cross(n, t)], axis=1)
 
-    The impulse P = (1 + e) m ⁻δ̇ acts along −w, Δv = −P M_c⁻¹ w, so that
-    ⁺δ̇ = −e ⁻δ̇ and the constraint velocities are kept. Returns v⁺ (no impulse
-    if ⁻δ̇ ≤ 0).
+
+def impact_velocity(model, contact, q, v, t):
+    """Velocities after the ``RigidImpact`` of ``contact`` at (q, v, t), by impulse–momentum under the constraints.
+
+    J = Qᵀ ∂r/∂q maps v to the contact velocity u = J v in the frame Q of
+    ``contact_frame`` (u_n = n · ṙ < 0 approaching; r = p_j − p_i the material
+    points at the contact point). With M_c⁻¹ the constrained inverse of
+    ``normal_response``, W = J M_c⁻¹ Jᵀ; the model's impulse λ then changes
+    v by M_c⁻¹ Jᵀ λ, keeping the constraint velocities. Models give no impulse
+    to a contact that is not approaching.
     """
-    w, response, mass = normal_response(model, contact, q, t)
-    impulse = (1.0 + contact.law.restitution) * mass * jnp.maximum(w @ v, 0.0)
-    return v - impulse * response
+    relative = lambda x: contact._relative_point(model.split(x), model.split(q))  # noqa: E731
+    jacobian = contact_frame(contact, model.split(q)).T @ jax.jacfwd(relative)(q)
+    mass, constraint = model.mass_matrix(q), model.jacobian(q, t)
+    zero = jnp.zeros(len(model.constraint(q, t)))
+    responses = jax.vmap(lambda row: _saddle_point_solve(mass, constraint, row, zero))(jacobian)
+    result = contact.law.model(jacobian @ responses.T, jacobian @ v, **contact.law.parameters)
+    return v + responses.T @ result.impulse

@@ -54,8 +54,9 @@ At an event the status changes and
 * at a new impact, an ``ImpactLaw`` is resolved with the effective mass of the
   contact normal in the constrained system, m = 1/(wᵀ M_c⁻¹ w), and the
   approach speed ⁻δ̇ at the located onset (``contact.normal_response``);
-* at onset of a ``NewtonRestitution`` contact the impulse of
-  ``contact.restitution_impulse`` is applied and the contact stays open.
+* at onset of a ``RigidImpact`` contact (e.g. ``NewtonRestitution``) the
+  impulse of its model (``contact.impact_velocity``) is applied and the
+  contact stays open.
 
 Finished segments are skipped by ``lax.cond``; save times are clipped into
 each segment and the values of the segment that contains them are kept (a save
@@ -81,7 +82,7 @@ import optimistix as optx
 
 from diffimpact._validation import check_positive, check_range
 from diffimpact.contact.normal import NormalForceLaw, free_surface
-from diffimpact.multibody.contact import Contact, resolve_at_onset, restitution_impulse
+from diffimpact.multibody.contact import Contact, impact_velocity, resolve_at_onset
 from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.model import Model, State
 
@@ -450,7 +451,7 @@ def _apply_event(model, status, residual, released, slot, k, second, q, v, t, re
     if contact.impulsive:
         # the impulse reverses the approach: the bodies recede after it
         new_status = jnp.where(onset, RECEDING, open_status)
-        v = jnp.where(onset, restitution_impulse(model, contact, q, v, t), v)
+        v = jnp.where(onset, impact_velocity(model, contact, q, v, t), v)
         updated = model
     else:
         new_status = jnp.where(onset, CLOSED, open_status)

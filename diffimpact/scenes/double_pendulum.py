@@ -82,7 +82,7 @@ from diffimpact.multibody import (
     RevolutePlanar,
     State,
 )
-from diffimpact.multibody.contact import CirclePlane, Contact, NewtonRestitution, OptimalDamping
+from diffimpact.multibody.contact import CirclePlane, Contact, OptimalDamping, RigidImpact
 
 #: Energy at the stable equilibrium ψ₁ = ψ₂ = 0, "about −40.007 J" (seed 002, section 4).
 EQUILIBRIUM_ENERGY = -40.007
@@ -284,9 +284,10 @@ def gap(p, obstacle, psi):
 def obstacle_model(p, obstacle, rigid=False):
     """``model(p)`` plus the disk–floor ``Contact`` as ``forces[-1]``.
 
-    ``rigid=True`` replaces the compliant law by an instantaneous Newton impact
-    with e = ``obstacle.restitution`` (frictionless only): seed 002's collision
-    law for μ = 0, as a reference for the compliant one.
+    ``rigid=True`` replaces the compliant law by seed 002's own collision law,
+    the rigid impact of Routh's method with k = ``obstacle.restitution`` and
+    μ = ``obstacle.friction`` (``RigidImpact`` of ``diffimpact.impulse.routh``;
+    for μ = 0 it is Newton's impact), as a reference for the compliant one.
     """
     if not (float(p.l1) < float(obstacle.distance) < float(p.l1 + p.l2 + 2 * p.r)):
         raise ValueError(
@@ -297,9 +298,8 @@ def obstacle_model(p, obstacle, rigid=False):
         None, jnp.stack([0.0, -obstacle.distance]), (0.0, 1.0), 1, disk_centre_offset(p), p.r
     )
     if rigid:
-        if float(obstacle.friction) != 0.0:
-            raise ValueError("rigid=True supports only friction = 0 (Newton restitution has no friction)")
-        contact = Contact(geometry, NewtonRestitution(obstacle.restitution))
+        contact = Contact(geometry, RigidImpact(routh.impact, friction=obstacle.friction,
+                                                restitution=obstacle.restitution))
     else:
         contact = Contact(
             geometry,

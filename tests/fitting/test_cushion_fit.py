@@ -94,6 +94,7 @@ def test_compliant_fit_recovers_restitution_and_friction(compliant_shots):
     assert np.all(result.standard_errors < 0.05)
 
 
+@pytest.mark.slow  # a minute to compile; forward mode through contact events is checked in test_sensitivity_two_pendulum.py
 def test_compliant_jacobian_through_the_contact_events_matches_central_differences(compliant_shots,
                                                                                  check_fit_jacobian):
     # Forward-mode derivatives through the event-located cushion contact against central differences of the

@@ -18,6 +18,7 @@ def quick_run(tmp_path_factory):
     return out, json.loads((out / "two-pendulum.json").read_text())
 
 
+@pytest.mark.slow  # the CLI fit end to end, about a minute; the fit machinery is tested in test_fit.py
 def test_quick_fit_recovers_e_and_k_within_their_standard_errors(quick_run):
     out, record = quick_run
     fit = record["fit"]
@@ -32,6 +33,7 @@ def test_quick_fit_recovers_e_and_k_within_their_standard_errors(quick_run):
     assert (out / "two-pendulum.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow  # the CLI fit end to end, about a minute; the fit machinery is tested in test_fit.py
 def test_users_file_gives_the_same_fit(quick_run, tmp_path):
     out, record = quick_run
     table = read_csv(out / "two-pendulum.csv")

@@ -106,6 +106,8 @@ def test_bad_input_and_jams_are_refused():
     with pytest.raises(ValueError, match="dimension must be 2"):
         poisson.impact(W, [-1.0, 0.0, 0.0], 0.5, dimension=4)
     with pytest.raises(ValueError, match=r"velocity must have shape \(3m,\)"):
+        newton.impact(np.eye(4), np.zeros(4), 0.5, dimension=3)
+    with pytest.raises(ValueError, match=r"is not one contact \(2 or 3 components\); for several contacts pass"):
         newton.impact(np.eye(4), np.zeros(4), 0.5)
     # strong coupling and a large μ at a fixed slip direction: the normal velocity falls with the impulse
     W = np.array([[1.0, 0.9], [0.9, 1.0]])

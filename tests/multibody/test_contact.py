@@ -293,7 +293,7 @@ def test_bad_input_names_parameter():
         CirclePlane(None, (0, 0), (0, 1), 0, (0, 0), -1.0)
     with pytest.raises(ValueError, match="restitution"):
         OptimalDamping(1e7, 1.5, 1.5)
-    with pytest.raises(ValueError, match="friction"):
+    with pytest.raises(ValueError, match="a RigidImpact takes friction as a parameter of its model"):
         Contact(CirclePlane(None, (0, 0), (0, 1), 0), NewtonRestitution(0.5), Coulomb(0.3))
     model = ball_on_ground(NewtonRestitution(0.5))
     with pytest.raises(ValueError, match="state0 is in contact"):

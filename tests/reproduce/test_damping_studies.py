@@ -1,6 +1,7 @@
 """The seed 004 studies on their --quick grids: files written, physics asserted on the output."""
 
 import numpy as np
+import pytest
 
 from diffimpact.cli import main
 from diffimpact.reproduce import damping
@@ -26,12 +27,14 @@ def test_kelvin_voigt_study_closed_form_matches_ode():
     assert improved_error * 10 < paper_error
 
 
+@pytest.mark.slow  # a study of hundreds of exact solves
 def test_verification_study_orders_the_methods():
     study = damping.verification_study(quick=True)
     assert study["exact"].max() < 1e-8
     assert study["improved"].max() * 10 < study["paper"].max()
 
 
+@pytest.mark.slow  # a study of hundreds of exact solves
 def test_improved_refit_reproduces_the_coefficients_in_use():
     # The quick grid is coarser than the one that made the coefficients, so they agree
     # only approximately; the fitted form must still beat eq. (49) tenfold.

@@ -67,6 +67,7 @@ def test_a_mirrored_cut_mirrors_everything(shots):
     np.testing.assert_allclose(outcome["cue_rolling"][3], outcome["cue_rolling"][1] * [1, -1], rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow  # half a minute to compile a batch of cushion impacts
 def test_frictionless_centre_height_cushion_is_the_central_impact():
     # Faces at the ball's centre height, no friction anywhere: the ball meets the cushion head-on as a
     # 1-DOF Lankarani–Nikravesh impact of the ball's mass (the cloth's vertical force is normal to it).
