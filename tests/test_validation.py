@@ -82,3 +82,18 @@ def test_shapes_that_do_not_broadcast_are_listed(a, b):
 def test_empty_arrays_are_refused(shape):
     with pytest.raises(ValueError, match=re.escape(f"b must not be empty; got shape {shape}")):
         check_shapes([("a", 1.0), ("b", np.zeros(shape))])
+
+
+def test_traced_checks_raise_with_the_message_under_both_jits():
+    # README, "Bad input": equinox.filter_jit raises EquinoxRuntimeError; jax.jit wraps the message in
+    # JaxRuntimeError.
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    import diffimpact as di
+
+    with pytest.raises(eqx.EquinoxRuntimeError, match=r"mass must be finite and in \(0, inf\)"):
+        eqx.filter_jit(di.optimal_damping)(jnp.asarray(-1.0), 3.0, 1e8, 1.5, 0.3)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"mass must be finite and in \(0, inf\)"):
+        jax.jit(di.optimal_damping)(jnp.asarray(-1.0), 3.0, 1e8, 1.5, 0.3)

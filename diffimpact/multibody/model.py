@@ -55,6 +55,8 @@ class Model(eqx.Module):
 
     def __init__(self, bodies, constraints=(), forces=()):
         self.bodies = tuple(bodies)
+        if not self.bodies:
+            raise ValueError("a Model needs at least one body; got bodies=[]")
         constraints = tuple(constraints)
         self.forces = tuple(forces)
         for kind, items, base in (

@@ -121,6 +121,8 @@ def test_unknown_formulation_is_a_type_error():
 def test_reference_to_missing_body_is_rejected():
     with pytest.raises(ValueError, match="refers to body 3"):
         Model([PlanarBody(1.0, 0.1)], [RevolutePlanar(3, (0, 0), None, (0, 0))])
+    with pytest.raises(ValueError, match=r"a Model needs at least one body; got bodies=\[\]"):
+        Model([])
 
 
 def test_violated_initial_state_is_named_and_projection_fixes_it():
