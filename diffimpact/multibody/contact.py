@@ -46,7 +46,7 @@ from diffimpact.contact._math import positive_power, safe_norm
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
-from diffimpact.impact.damping import METHODS, optimal_damping
+from diffimpact.impact.damping import _check_exponent_restitution, _check_method, optimal_damping
 from diffimpact.impulse import newton
 from diffimpact.multibody.bodies import global_direction, global_point, orientation, position
 from diffimpact.multibody.forces import Force
@@ -375,10 +375,10 @@ class OptimalDamping(ImpactLaw):
     method: str = eqx.field(static=True)
 
     def __init__(self, stiffness, exponent, restitution, method="exact"):
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-        self.stiffness, self.exponent = jnp.asarray(stiffness, dtype=float), jnp.asarray(exponent, dtype=float)
-        self.restitution = check_range("restitution", restitution, 0.0, 1.0, low_open=True)
+        _check_method(method)
+        # the ranges of ``optimal_damping`` for this method, checked now rather than at the first impact
+        exponent, self.restitution = _check_exponent_restitution(exponent, restitution, method)
+        self.stiffness, self.exponent = check_positive("stiffness", stiffness), exponent
         self.method = method
 
     def at_impact(self, effective_mass, impact_velocity):

@@ -293,6 +293,11 @@ def test_bad_input_names_parameter():
         CirclePlane(None, (0, 0), (0, 1), 0, (0, 0), -1.0)
     with pytest.raises(ValueError, match="restitution"):
         OptimalDamping(1e7, 1.5, 1.5)
+    # the closed forms' fitted range is checked at construction, not at the first impact
+    with pytest.raises(ValueError, match=r"restitution e must be finite and in \[0.0001, 1\] for method='improved'"):
+        OptimalDamping(1e7, 1.5, 1e-6, method="improved")
+    with pytest.raises(ValueError, match="exponent n must be finite and in"):
+        OptimalDamping(1e7, 3.0, 0.5)
     with pytest.raises(ValueError, match="a RigidImpact takes friction as a parameter of its model"):
         Contact(CirclePlane(None, (0, 0), (0, 1), 0), NewtonRestitution(0.5), Coulomb(0.3))
     model = ball_on_ground(NewtonRestitution(0.5))
