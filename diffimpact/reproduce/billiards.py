@@ -66,8 +66,8 @@ def cushion_parameters(geometry, **changes):
     (E = 10 MPa, undamped Hertz).
     """
     if geometry == "plane":
-        seed = billiard.Parameters()
-        changes = {"cloth_modulus": seed.cloth_modulus, "cloth_damping_ratio": seed.cloth_damping_ratio, **changes}
+        paper = billiard.Parameters()
+        changes = {"cloth_modulus": paper.cloth_modulus, "cloth_damping_ratio": paper.cloth_damping_ratio, **changes}
     return billiard.snooker(**changes)
 
 
