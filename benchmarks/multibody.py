@@ -1,4 +1,4 @@
-"""Benchmark: the 8-s two-pendulum run of seed 004 §6 (eq. (50) contact) — forward, gradient, batch.
+"""Benchmark: the 8-s two-pendulum run of [Poursina 2020] §6 (eq. (50) contact) — forward, gradient, batch.
 
     python benchmarks/multibody.py [--batch 1000] [--repeats 3]
 

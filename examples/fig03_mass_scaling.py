@@ -1,4 +1,4 @@
-"""Seed 004, fig. 3: effect of the effective mass m on c_opt (§4.2), with the slope of eq. (35).
+"""[Poursina 2020], fig. 3: effect of the effective mass m on c_opt (§4.2), with the slope of eq. (35).
 
     python examples/fig03_mass_scaling.py [--quick] [--out DIR]
 """

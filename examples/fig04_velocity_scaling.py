@@ -1,4 +1,4 @@
-"""Seed 004, fig. 4: effect of the impact velocity on c_opt (§4.2), with the slope of eq. (35).
+"""[Poursina 2020], fig. 4: effect of the impact velocity on c_opt (§4.2), with the slope of eq. (35).
 
     python examples/fig04_velocity_scaling.py [--quick] [--out DIR]
 """

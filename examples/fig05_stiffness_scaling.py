@@ -1,4 +1,4 @@
-"""Seed 004, fig. 5: effect of the stiffness k on c_opt (§4.2), with the slope of eq. (35).
+"""[Poursina 2020], fig. 5: effect of the stiffness k on c_opt (§4.2), with the slope of eq. (35).
 
     python examples/fig05_stiffness_scaling.py [--quick] [--out DIR]
 """

@@ -1,4 +1,4 @@
-"""Seed 004, fig. 6: exact c_opt against e for n = 1.2 and 1.8, with the fits c = α(e^β − 1).
+"""[Poursina 2020], fig. 6: exact c_opt against e for n = 1.2 and 1.8, with the fits c = α(e^β − 1).
 
     python examples/fig06_c_opt_vs_e.py [--quick] [--out DIR]
 

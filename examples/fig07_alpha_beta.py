@@ -1,4 +1,4 @@
-"""Seed 004, fig. 7: α(n) and β(n) from per-n fits, our curves and the paper's eqs. (46)–(47).
+"""[Poursina 2020], fig. 7: α(n) and β(n) from per-n fits, our curves and the paper's eqs. (46)–(47).
 
     python examples/fig07_alpha_beta.py [--quick] [--out DIR]
 

@@ -1,4 +1,4 @@
-"""Seed 004, fig. 8: worst |e_out − e| over random systems (§5.1), for eq. (49), the improved form and exact.
+"""[Poursina 2020], fig. 8: worst |e_out − e| over random systems (§5.1), for eq. (49), the improved form and exact.
 
     python examples/fig08_random_systems.py [--quick] [--out DIR]
 """

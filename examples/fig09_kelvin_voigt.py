@@ -1,4 +1,4 @@
-"""Seed 004, fig. 9: eq. (57) (n = 1) against the exact Kelvin–Voigt restitution of eq. (55).
+"""[Poursina 2020], fig. 9: eq. (57) (n = 1) against the exact Kelvin–Voigt restitution of eq. (55).
 
     python examples/fig09_kelvin_voigt.py [--quick] [--out DIR]
 """

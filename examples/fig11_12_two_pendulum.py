@@ -1,4 +1,4 @@
-"""Seed 004, figs. 11–12: two pendulums with eq. (50), Hunt–Crossley (16) and Newton impacts.
+"""[Poursina 2020], figs. 11–12: two pendulums with eq. (50), Hunt–Crossley (16) and Newton impacts.
 
     python examples/fig11_12_two_pendulum.py [--quick] [--out DIR]
 

@@ -4,7 +4,7 @@
 
 The same as ``diffimpact fit sensitivity``: the central impact with the
 eq. (50) contact and with Hunt–Crossley + eq. (16) (k, e, n, v0, m), and the
-first impact of seed 004 §6's two pendulums (k, e, n, release angle).
+first impact of the two pendulums of [Poursina 2020] §6 (k, e, n, release angle).
 Writes sensitivity.json, the sensitivity CSVs and sensitivity.png.
 """
 

@@ -1,4 +1,4 @@
-"""Identify e and k of the eq. (50) contact from θ̇1(t), θ̇2(t) of seed 004 §6's two pendulums.
+"""Identify e and k of the eq. (50) contact from θ̇1(t), θ̇2(t) of the two pendulums of [Poursina 2020] §6.
 
     python examples/fit_two_pendulum.py [--quick] [--out DIR]
 

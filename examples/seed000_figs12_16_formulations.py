@@ -1,4 +1,4 @@
-"""Seed 000, figs. 10–16: the break shot under the four formulations at two default time steps.
+"""[Gismeros Moreno 2022], figs. 10–16: the break shot under the four formulations at two default time steps.
 
     python examples/seed000_figs12_16_formulations.py [--quick] [--out DIR]
 

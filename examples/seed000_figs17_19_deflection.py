@@ -1,4 +1,4 @@
-"""Seed 000 §4.2, figs. 17–19: cut shots, cue-ball deflection beside the 30° rule, throw beside TP A.14.
+"""[Gismeros Moreno 2022] §4.2, figs. 17–19: cut shots, cue-ball deflection beside the 30° rule, throw beside TP A.14.
 
     python examples/seed000_figs17_19_deflection.py [--quick] [--out DIR]
 

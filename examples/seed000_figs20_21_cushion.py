@@ -1,4 +1,4 @@
-"""Seed 000 §4.3, figs. 20–21: cushion impacts, compliant (centre height and nose) beside Mathavan 2010.
+"""[Gismeros Moreno 2022] §4.3, figs. 20–21: cushion impacts, compliant (centre height and nose) beside Mathavan 2010.
 
     python examples/seed000_figs20_21_cushion.py [--quick] [--out DIR]
 

@@ -1,4 +1,4 @@
-"""Seed 002, figs. 5–7: double pendulum colliding with a floor at D = 0.9 m, μ = 0 and μ = 0.15.
+"""[Sypniewska-Kamińska 2017], figs. 5–7: double pendulum colliding with a floor at D = 0.9 m, μ = 0 and μ = 0.15.
 
     python examples/seed002_figs05_07_double_pendulum.py [--quick] [--out DIR]
 

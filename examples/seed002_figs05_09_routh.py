@@ -1,4 +1,4 @@
-"""Seed 002 §4, figs. 5–9: the double pendulum by Routh's method, μ = 0 and 0.15, with the joint forces.
+"""[Sypniewska-Kamińska 2017] §4, figs. 5–9: the double pendulum by Routh's method, μ = 0 and 0.15, with the joint forces.
 
     python examples/seed002_figs05_09_routh.py [--quick] [--out DIR]
 

@@ -1,4 +1,4 @@
-"""Seed 002 with μ = 0.15 over 10 s: the compliant disk bounces ever lower and comes to rest on the floor.
+"""[Sypniewska-Kamińska 2017] with μ = 0.15 over 10 s: the compliant disk bounces ever lower and comes to rest on the floor.
 
     python examples/seed002_resting_contact.py [--quick] [--out DIR]
 
@@ -45,7 +45,7 @@ out.mkdir(parents=True, exist_ok=True)
 figure, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
 top.plot(times, gap * 1e3)
 top.set_ylabel("gap f, eq. (7) (mm)")
-top.set_title("Seed 002, μ = 0.15: bounces, then resting contact")
+top.set_title("Sypniewska-Kamińska et al. 2017, μ = 0.15: bounces, then resting contact")
 bottom.plot(times, energy)
 bottom.set_ylabel("energy (J)")
 bottom.set_xlabel("t (s)")

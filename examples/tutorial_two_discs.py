@@ -4,7 +4,7 @@
 
 Two planar discs on the x axis close at 3 m/s and collide through a compliant
 ``CircleCircle`` contact: first an elastic Hertz law, then the eq. (50) law of
-seed 004 (Hertz with the linear damper that restitutes a chosen e). Every
+[Poursina 2020] (Hertz with the linear damper that restitutes a chosen e). Every
 answer is checked against the closed form of a central impact: momentum, the
 post-impact velocities v₁', v₂' for restitution e, the Hertz contact duration
 and peak force, the derivatives ∂v'/∂e, and a fit of e to synthetic

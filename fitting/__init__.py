@@ -16,10 +16,10 @@
   over all ``jax.devices()``.
 * ``fitting.checkpoint``: atomic, resumable checkpoints and ``resumable_map``.
 * ``fitting.impact_stiffness``: the ``impact-stiffness`` study.
-* ``fitting.damping``: the ``damping`` fit, α(n), β(n) of seed 004 with
+* ``fitting.damping``: the ``damping`` fit, α(n), β(n) of [Poursina 2020] with
   standard errors (``diffimpact.reproduce.damping`` keeps the reproduction).
 * ``fitting.sensitivity_study``: the ``sensitivity`` study of the central impact
-  and of the first impact of seed 004 §6's two pendulums.
+  and of the first impact of the two pendulums of [Poursina 2020] §6.
 * ``fitting.two_pendulum``: the ``two-pendulum`` fit, e and k of the eq. (50)
   contact from the pendulums' angular velocities.
 """

@@ -1,4 +1,4 @@
-"""``damping``: α(n), β(n) of the optimal damping ĉ = α(e^β − 1) (seed 004 §4.2.4), fitted with ``fitting.fit``.
+"""``damping``: α(n), β(n) of the optimal damping ĉ = α(e^β − 1) ([Poursina 2020] §4.2.4), fitted with ``fitting.fit``.
 
 Input: ĉ(n, e), the optimal damping of the unit system m = v = k = 1, as a
 CSV with the columns of ``SCHEMA`` (``n``, ``e``, ``c_opt_unit``; others are
@@ -58,14 +58,14 @@ MAX_STEPS = 500
 
 
 class AlphaBeta(eqx.Module):
-    """ĉ = α(e^β − 1), seed 004 eq. (45)."""
+    """ĉ = α(e^β − 1), [Poursina 2020] eq. (45)."""
 
     alpha: jnp.ndarray
     beta: jnp.ndarray
 
 
 class PowerCurve(eqx.Module):
-    """β(n) = a n^b + c, seed 004 eq. (47)."""
+    """β(n) = a n^b + c, [Poursina 2020] eq. (47)."""
 
     a: jnp.ndarray
     b: jnp.ndarray
@@ -175,7 +175,7 @@ def study(columns, quick=False, checkpoint=None, progress=True):
 
 
 def plot_c_opt_vs_e(columns, fits, axes, exponents=(1.2, 1.8)):
-    """Fig. 6 of seed 004: ĉ vs e with the fitted α(e^β − 1), for the fitted n nearest ``exponents``."""
+    """Fig. 6 of [Poursina 2020]: ĉ vs e with the fitted α(e^β − 1), for the fitted n nearest ``exponents``."""
     for target, style in zip(exponents, ("-", "--")):
         i = np.argmin(np.abs(fits["n"] - target))
         n, a, b = fits["n"][i], fits["alpha"][i], fits["beta"][i]
@@ -188,7 +188,7 @@ def plot_c_opt_vs_e(columns, fits, axes, exponents=(1.2, 1.8)):
 
 
 def plot_alpha_beta(fits, axes):
-    """Fig. 7 of seed 004: the per-n α, β, our α(n) quartic and β(n) power law, and eqs. (46)–(47)."""
+    """Fig. 7 of [Poursina 2020]: the per-n α, β, our α(n) quartic and β(n) power law, and eqs. (46)–(47)."""
     n, fine = fits["n"], np.linspace(1, 2, 200)
     axes[0].errorbar(n, fits["alpha"], fits["alpha_se"], fmt="o", ms=2, label="per-n fit ± SE")
     axes[0].plot(fine, np.polyval(fits["alpha_poly"], fine), "-", lw=1, zorder=3, label="quartic fit")

@@ -33,7 +33,7 @@ reading uncertainty of ±0.005 in μ (``MARLOW_SIGMA``, absolute).
 
 Predictions of the fitted parameters (same model, rolling cue ball at
 1.5 m/s): the cue ball's deflection at ball-hit fractions 1/8 … 7/8 beside
-the 30° rule (seed 000 eq. (4.1)) and the object ball's throw beside TP A.14.
+the 30° rule ([Gismeros Moreno 2022] eq. (4.1)) and the object ball's throw beside TP A.14.
 
 Outputs: ``deflection.json``, ``deflection.csv`` (data beside the fit),
 ``deflection.png`` (fit over data, residuals, predictions, Marlow's points).

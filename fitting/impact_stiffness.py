@@ -1,6 +1,6 @@
 """``impact-stiffness``: recover the stiffness k and restitution e of a Hertz contact from impact data.
 
-Synthetic truth (seed 004 eq. (7)): a sphere of effective mass m = 0.17 kg
+Synthetic truth ([Poursina 2020] eq. (7)): a sphere of effective mass m = 0.17 kg
 strikes at v = 2 m/s; f = c δ̇ + k δ^n with n = 1.5, k = 1e9 N/m^1.5 and the
 damping c that gives restitution e = 0.6 (``diffimpact.optimal_damping``).
 The fitted parameters are (k, e): the model maps them to c by the "improved"

@@ -1,6 +1,6 @@
 """``sensitivity``: how the post-impact velocity of a central impact depends on k, e, n, v0 and m.
 
-A sphere of effective mass m hits at v0 (seed 004 eqs. (1)–(5)); the outputs
+A sphere of effective mass m hits at v0 ([Poursina 2020] eqs. (1)–(5)); the outputs
 are the rebound speed v_out = e_out v0 and the restitution e_out of the
 diffrax solve, for two contact models built from the same (k, e, n):
 
@@ -23,7 +23,7 @@ devices in checkpointed chunks (an interrupted run resumes). Outputs: ``sensitiv
 parameter against e), ``sensitivity.json`` (nominal Jacobians, S, the
 finite-difference discrepancies) and ``sensitivity.png``.
 
-Two pendulums (seed 004 §6, ``diffimpact.scenes.two_pendulum``, eq. (50)
+Two pendulums ([Poursina 2020] §6, ``diffimpact.scenes.two_pendulum``, eq. (50)
 contact with the improved closed form of c_opt): the outputs are the angular
 velocities θ̇₁⁺, θ̇₂⁺ just after the first impact (at the separation event,
 t ≈ 1.1428 s) and the approach speed v₀ = δ̇ at its onset; the parameters are

@@ -10,7 +10,7 @@ FITS = {
     ),
     "damping": (
         damping.run,
-        "α(n), β(n) of the optimal damping ĉ = α(e^β − 1) (seed 004 eqs. (45)–(47)) from data/damping_lambda.csv, "
+        "α(n), β(n) of the optimal damping ĉ = α(e^β − 1) (Poursina and Nikravesh 2020 eqs. (45)–(47)) from data/damping_lambda.csv, "
         "with standard errors, beside the paper's",
     ),
     "sensitivity": (
@@ -20,7 +20,7 @@ FITS = {
     ),
     "two-pendulum": (
         two_pendulum.run,
-        "recover e and k of the eq. (50) contact of seed 004 §6's two pendulums from noisy θ̇1(t), θ̇2(t) "
+        "recover e and k of the eq. (50) contact of the two pendulums of Poursina and Nikravesh 2020 §6 from noisy θ̇1(t), θ̇2(t) "
         "(uniform samples + bursts at the impacts)",
     ),
     "cushion": (

@@ -1,4 +1,4 @@
-"""``two-pendulum``: identify e and k of the eq. (50) contact from the angular velocities of seed 004 §6.
+"""``two-pendulum``: identify e and k of the eq. (50) contact from the angular velocities of [Poursina 2020] §6.
 
 The system is ``diffimpact.scenes.two_pendulum`` (m₁ = 1 kg, m₂ = 0.2 kg,
 L₁ = 6 m, L₂ = 4 m, a = 2 m, released at rest from θ₁ = π/12, θ₂ = −π/2 at
@@ -223,7 +223,7 @@ def write_outputs(out_dir, data, result, first=None, report=None):
     fitted = np.asarray(rates(result.params, jnp.asarray(data["times"])))
     synthetic = data["true_rates"] is not None
     record = {
-        "system": "seed 004 §6: m1 = 1 kg, m2 = 0.2 kg, L1 = 6 m, L2 = 4 m, a = 2 m, n = 1.5, released at rest "
+        "system": "Poursina and Nikravesh 2020 §6: m1 = 1 kg, m2 = 0.2 kg, L1 = 6 m, L2 = 4 m, a = 2 m, n = 1.5, released at rest "
                   "from θ1 = π/12, θ2 = −π/2; contact eq. (50), c_opt by the improved closed form",
         "data": data["source"],
         "samples": int(data["times"].size),

@@ -1,7 +1,7 @@
 """Hunt–Crossley hysteresis damping factors from a coefficient of restitution.
 
 Each function returns the factor μ of f = (μ δ̇ + k) δ^n (``HuntCrossley``,
-seed 004 eq. (9)) for a contact of stiffness ``k`` hit at the impact velocity
+[Poursina 2020] eq. (9)) for a contact of stiffness ``k`` hit at the impact velocity
 ``v = ⁻δ̇ > 0`` that should rebound with the coefficient of restitution
 ``e = −⁺δ̇/⁻δ̇`` (eq. (11)). Units: k in N/m^n, v in m/s, μ in N s/m^(n+1).
 
@@ -28,25 +28,25 @@ def _checked(stiffness, restitution, impact_velocity):
 
 
 def hunt_crossley(stiffness, restitution, impact_velocity):
-    """μ = 3k(1 − e)/(2v), Hunt and Crossley (seed 004, eq. (13)); for e near 1."""
+    """μ = 3k(1 − e)/(2v), Hunt and Crossley ([Poursina 2020], eq. (13)); for e near 1."""
     k, e, v = _checked(stiffness, restitution, impact_velocity)
     return 1.5 * k * (1.0 - e) / v
 
 
 def lankarani_nikravesh(stiffness, restitution, impact_velocity):
-    """μ = 3k(1 − e²)/(4v), Lankarani and Nikravesh (seed 004, eq. (14); seed 000, eq. (3.7))."""
+    """μ = 3k(1 − e²)/(4v), Lankarani and Nikravesh ([Poursina 2020], eq. (14); [Gismeros Moreno 2022], eq. (3.7))."""
     k, e, v = _checked(stiffness, restitution, impact_velocity)
     return 0.75 * k * (1.0 - e) * (1.0 + e) / v
 
 
 def hu_guo(stiffness, restitution, impact_velocity):
-    """μ = 3k(1 − e)/(2ev), Hu and Guo (seed 004, eq. (15))."""
+    """μ = 3k(1 − e)/(2ev), Hu and Guo ([Poursina 2020], eq. (15))."""
     k, e, v = _checked(stiffness, restitution, impact_velocity)
     return 1.5 * k * (1.0 - e) / (e * v)
 
 
 def flores(stiffness, restitution, impact_velocity):
-    """μ = 8k(1 − e)/(5ev), Flores et al. and Ye et al. (seed 004, eq. (16))."""
+    """μ = 8k(1 − e)/(5ev), Flores et al. and Ye et al. ([Poursina 2020], eq. (16))."""
     k, e, v = _checked(stiffness, restitution, impact_velocity)
     return 1.6 * k * (1.0 - e) / (e * v)
 
@@ -93,7 +93,7 @@ def _half_restitution_deficit(restitution):
 
 
 def _scaled_residual(scaled_log_gap, restitution):
-    """Residual of eq. (19) (seed 004) in the unknown s = −ln(1 − d)/c.
+    """Residual of eq. (19) ([Poursina 2020]) in the unknown s = −ln(1 − d)/c.
 
     Taking logarithms, eq. (19) reads f(d) = ln(1 + d/e) − ln(1 − d) − d(1 + 1/e)
     = 0. The terms of order d cancel and the d² terms leave −c d², so with
@@ -116,7 +116,7 @@ def _scaled_residual(scaled_log_gap, restitution):
 
 
 def exact(stiffness, restitution, impact_velocity):
-    """μ = d k/(e v), which reproduces e exactly (seed 004, eq. (18)).
+    """μ = d k/(e v), which reproduces e exactly ([Poursina 2020], eq. (18)).
 
     d ∈ [0, 1) is the non-trivial root of (1 + d/e)/(1 − d) = exp(d(1 + 1/e))
     (eq. (19)), found by bisection (optimistix) and differentiated implicitly;
@@ -145,7 +145,7 @@ def exact(stiffness, restitution, impact_velocity):
 
 
 def lankarani_nikravesh_law(stiffness, restitution, impact_velocity):
-    """Lankarani–Nikravesh force (μ δ̇ + k) δ^{3/2} (seed 000, eqs. (3.3) and (3.7)).
+    """Lankarani–Nikravesh force (μ δ̇ + k) δ^{3/2} ([Gismeros Moreno 2022], eqs. (3.3) and (3.7)).
 
     Returns a ``HuntCrossley`` law with n = 3/2 and μ from ``lankarani_nikravesh``.
     """

@@ -1,4 +1,4 @@
-"""Tangential friction force laws F_t(F_N, v_t) (seed 000 §3.3).
+"""Tangential friction force laws F_t(F_N, v_t) ([Gismeros Moreno 2022] §3.3).
 
 Every law is an ``equinox.Module`` with a ``magnitude(F_N, |v|)`` (N, ≥ 0 for
 F_N ≥ 0) and a common ``__call__(F_N, v)`` returning the friction force vector
@@ -74,7 +74,7 @@ class Threlfall(FrictionLaw):
     Threlfall (1978), Mech. Mach. Theory 13, 475, as reproduced by Marques,
     Flores, Claro and Lankarani (2016), Nonlinear Dyn. 86, 1407. The force
     reaches 95 % of μ F_N at the tolerance speed v0 and steps to μ F_N above it;
-    seed 000 (§3.3) uses v0 = 0.01 m/s.
+    [Gismeros Moreno 2022] (§3.3) uses v0 = 0.01 m/s.
     """
 
     coefficient: jnp.ndarray
@@ -95,7 +95,7 @@ class Ambrosio(FrictionLaw):
 
     c_d = 0 below v0, (|v| − v0)/(v1 − v0) between v0 and v1, 1 above v1
     (Ambrósio (2003), as used by Flores, Ambrósio, Claro and Lankarani (2006),
-    Proc. IMechE K 220). Seed 000 (§3.3) uses v0 = 1e-4 m/s and v1 = 1e-3 m/s.
+    Proc. IMechE K 220). [Gismeros Moreno 2022] (§3.3) uses v0 = 1e-4 m/s and v1 = 1e-3 m/s.
     """
 
     coefficient: jnp.ndarray
@@ -121,7 +121,7 @@ class Ambrosio(FrictionLaw):
 
 
 class Alciatore(FrictionLaw):
-    """Alciatore's ball–ball friction, μ(|v|) F_N tanh(|v|/v_reg) (seed 000, eq. (3.8)).
+    """Alciatore's ball–ball friction, μ(|v|) F_N tanh(|v|/v_reg) ([Gismeros Moreno 2022], eq. (3.8)).
 
     μ(v) = a + b exp(−c v) (``coefficient``), with a = 9.951e-3, b = 0.108 and
     c = 1.088 s/m by default: D. G. Alciatore's fit (Technical Proof TP A.14,

@@ -1,4 +1,4 @@
-"""Normal contact force laws f_c(δ, δ̇) for a penetration δ ≥ 0 (seed 004 §2–3, seed 000 §3.3).
+"""Normal contact force laws f_c(δ, δ̇) for a penetration δ ≥ 0 ([Poursina 2020] §2–3, [Gismeros Moreno 2022] §3.3).
 
 Every law is an ``equinox.Module``: a pytree whose float fields (stiffness,
 damping, ...) can be differentiated, vmapped and fitted. Each law provides
@@ -9,13 +9,13 @@ damping, ...) can be differentiated, vmapped and fitted. Each law provides
 * ``__call__(δ, δ̇)``: the force applied between bodies: ``force`` while δ > 0,
   never tensile (clipped at 0), and 0 out of contact.
 * ``separates_at_zero_force``: whether the bodies separate when the force
-  vanishes (seed 004 eq. (20): Kelvin–Voigt, Hertz with a linear damper) or
+  vanishes ([Poursina 2020] eq. (20): Kelvin–Voigt, Hertz with a linear damper) or
   when the penetration returns to zero (Hertz, Hunt–Crossley family).
 * ``stiffness`` and ``exponent`` (k and n of k δ^n), which also set the natural
-  length scale of an impact (seed 004 eq. (27)).
+  length scale of an impact ([Poursina 2020] eq. (27)).
 
 ``free_surface`` gives the recovery of the contact zone after a zero-force
-separation with residual penetration (seed 004 eq. (51)), used by the
+separation with residual penetration ([Poursina 2020] eq. (51)), used by the
 multibody driver to decide when the bodies touch again.
 
 Units: δ in m, δ̇ in m/s, k in N/m^n, forces in N.
@@ -49,9 +49,9 @@ class NormalForceLaw(eqx.Module):
 
 
 class KelvinVoigt(NormalForceLaw):
-    """Linear spring–damper, f = k δ + c δ̇ (seed 004 eq. (54)).
+    """Linear spring–damper, f = k δ + c δ̇ ([Poursina 2020] eq. (54)).
 
-    Separation when the force vanishes (Butcher–Segalman; seed 004 eq. (20)).
+    Separation when the force vanishes (Butcher–Segalman; [Poursina 2020] eq. (20)).
     """
 
     stiffness: jnp.ndarray
@@ -71,7 +71,7 @@ class KelvinVoigt(NormalForceLaw):
 
 
 class Hertz(NormalForceLaw):
-    """Elastic Hertz contact, f = k δ^n (seed 004 eq. (6); seed 000 eq. (3.9) with n = 3/2)."""
+    """Elastic Hertz contact, f = k δ^n ([Poursina 2020] eq. (6); [Gismeros Moreno 2022] eq. (3.9) with n = 3/2)."""
 
     stiffness: jnp.ndarray
     exponent: jnp.ndarray
@@ -87,7 +87,7 @@ class Hertz(NormalForceLaw):
 
 
 class HertzLinearDamper(NormalForceLaw):
-    """Hertz spring with a linear damper, f = c δ̇ + k δ^n (seed 004 eq. (7)).
+    """Hertz spring with a linear damper, f = c δ̇ + k δ^n ([Poursina 2020] eq. (7)).
 
     The bodies separate when the force vanishes, c δ̇ + k δ^n = 0 (eq. (20)),
     possibly with a residual penetration (eq. (51)). With the damping from
@@ -111,11 +111,11 @@ class HertzLinearDamper(NormalForceLaw):
 
 
 class HuntCrossley(NormalForceLaw):
-    """Hunt–Crossley hysteresis damping, f = (μ δ̇ + k) δ^n (seed 004 eq. (9)).
+    """Hunt–Crossley hysteresis damping, f = (μ δ̇ + k) δ^n ([Poursina 2020] eq. (9)).
 
     ``hysteresis`` is the damping factor μ (s/m · k units: N s/m^(n+1)); the
     functions of ``diffimpact.contact.damping_factors`` give it from a
-    coefficient of restitution (seed 004 eqs. (13)–(19), seed 000 eq. (3.7)).
+    coefficient of restitution ([Poursina 2020] eqs. (13)–(19), [Gismeros Moreno 2022] eq. (3.7)).
     Force and penetration vanish together at separation.
     """
 
@@ -139,7 +139,7 @@ def free_surface(law, residual, elapsed):
     """Indentation x_s and its rate ẋ_s of the contact zone after a zero-force separation.
 
     A law f = c δ̇ + k δ^n (``KelvinVoigt``, ``HertzLinearDamper``) separates when
-    f = 0 (seed 004 eq. (20)) with a residual penetration δ_r > 0 (eq. (51)).
+    f = 0 ([Poursina 2020] eq. (20)) with a residual penetration δ_r > 0 (eq. (51)).
     With the body gone, the spring and damper of the law still act on the
     deformed zone: c ẋ_s + k x_s^n = 0, x_s(0) = δ_r. Its solution is
 

@@ -1,10 +1,10 @@
-"""Direct central impact: m δ̈ + f_c(δ, δ̇) = 0 from δ = 0, δ̇ = v (seed 004 eqs. (1)–(5)).
+"""Direct central impact: m δ̈ + f_c(δ, δ̇) = 0 from δ = 0, δ̇ = v ([Poursina 2020] eqs. (1)–(5)).
 
 The penetration δ of two bodies with effective mass m (eq. (3)) is integrated
 with diffrax in two event-terminated phases:
 
 1. compression, from contact onset until δ̇ = 0 (maximum penetration, point B
-   of seed 004 fig. 2);
+   of [Poursina 2020] fig. 2);
 2. restitution, until separation: the force vanishes (c δ̇ + k δ^n = 0,
    eq. (20)) for laws with ``separates_at_zero_force``, otherwise δ returns
    to 0 (Hertz, Hunt–Crossley family).
@@ -61,7 +61,7 @@ class ImpactResult(eqx.Module):
 
     Attributes
     ----------
-    restitution : e_out = −δ̇(separation) / v, seed 004 eq. (22).
+    restitution : e_out = −δ̇(separation) / v, [Poursina 2020] eq. (22).
     contact_duration : time from onset to separation (s).
     max_penetration : δ_m at δ̇ = 0 (m).
     separation_penetration : δ at separation, ˢδ (m), eq. (51); 0 for laws
@@ -217,7 +217,7 @@ def _solve(law, mass, impact_velocity, adjoint, history):
 
 
 def central_impact(law, mass, impact_velocity, *, history=0, adjoint=None):
-    """Resolve a direct central impact in time (seed 004 eq. (4)).
+    """Resolve a direct central impact in time ([Poursina 2020] eq. (4)).
 
     Parameters
     ----------

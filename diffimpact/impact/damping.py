@@ -1,4 +1,4 @@
-"""Optimal damping of the Hertz contact with a linear damper (seed 004).
+"""Optimal damping of the Hertz contact with a linear damper ([Poursina 2020]).
 
 For f = c δ̇ + k δ^n with separation at zero force (eqs. (7), (20)), the
 optimal damping c_opt reproduces a desired restitution e at separation
@@ -24,7 +24,7 @@ with the exact method below, which works on the dimensional problem.
   ``diffimpact reproduce damping-improved`` (see ``improved_unit_damping``),
   times the scale of eq. (49).
 
-The two closed forms are fitted on e ≥ 1e-4 (the range in which seed 004
+The two closed forms are fitted on e ≥ 1e-4 (the range in which [Poursina 2020]
 §5.1 verifies eq. (49)) and refuse smaller e (``CLOSED_FORM_RANGE``): below
 it the paper's e^β(n) has the wrong power and the Chebyshev fit extrapolates
 (+2.5 % at e = 1e-6).
@@ -56,7 +56,7 @@ from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impact.central import central_impact
 
 METHODS = ("exact", "paper", "improved")
-#: Exponent range of the fits (seed 004 §4.2.4) and of every method here.
+#: Exponent range of the fits ([Poursina 2020] §4.2.4) and of every method here.
 EXPONENT_RANGE = (1.0, 2.0)
 #: Newton stops once its step in ln c is below this. A Newton step estimates the
 #: error of the iterate it corrects, and convergence from the improved guess is
@@ -67,7 +67,7 @@ NEWTON_TOL = 1e-6
 NEWTON_MAX_STEPS = 32
 
 #: e range of the closed forms "paper" and "improved": the improved fit's data
-#: and the range in which seed 004 §5.1 verifies eq. (49).
+#: and the range in which [Poursina 2020] §5.1 verifies eq. (49).
 CLOSED_FORM_RANGE = (1e-4, 1.0)
 #: e range of the improved fit: x = −ln e ∈ [0, IMPROVED_X_MAX].
 IMPROVED_X_MAX = float(-np.log(CLOSED_FORM_RANGE[0]))
@@ -97,18 +97,18 @@ def damping_scale(mass, impact_velocity, stiffness, exponent):
 
 
 def paper_alpha(exponent):
-    """α(n), seed 004 eq. (46)."""
+    """α(n), [Poursina 2020] eq. (46)."""
     return jnp.polyval(jnp.asarray(PAPER_ALPHA), exponent)
 
 
 def paper_beta(exponent):
-    """β(n), seed 004 eq. (47)."""
+    """β(n), [Poursina 2020] eq. (47)."""
     a, b, c = PAPER_BETA
     return a * exponent**b + c
 
 
 def paper_unit_damping(exponent, restitution):
-    """ĉ = α(n)(e^β(n) − 1), seed 004 eqs. (45)–(47)."""
+    """ĉ = α(n)(e^β(n) − 1), [Poursina 2020] eqs. (45)–(47)."""
     return paper_alpha(exponent) * (restitution ** paper_beta(exponent) - 1.0)
 
 
@@ -243,7 +243,7 @@ def _check_exponent_restitution(exponent, restitution, method="exact"):
 
 
 def optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, method="exact"):
-    """Damping c_opt of f = c δ̇ + k δ^n that gives restitution e (seed 004 eqs. (23), (49)).
+    """Damping c_opt of f = c δ̇ + k δ^n that gives restitution e ([Poursina 2020] eqs. (23), (49)).
 
     All array arguments broadcast together; the result is differentiable
     with respect to each of them. Returns c_opt in N s/m.
@@ -291,13 +291,13 @@ def _optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, me
 
 
 def lambda_from_unit_damping(exponent, unit_damping, restitution):
-    """λ = e ĉ / ((n+1)/2)^(n/(n+1)), seed 004 eq. (34) with m = v = k = 1 (cf. eq. (48))."""
+    """λ = e ĉ / ((n+1)/2)^(n/(n+1)), [Poursina 2020] eq. (34) with m = v = k = 1 (cf. eq. (48))."""
     n = exponent
     return restitution * unit_damping / ((n + 1.0) / 2.0) ** (n / (n + 1.0))
 
 
 def damping_lambda(exponent, restitution):
-    """The exact slack variable λ(n, e) of seed 004 eqs. (34), (48); broadcasts.
+    """The exact slack variable λ(n, e) of [Poursina 2020] eqs. (34), (48); broadcasts.
 
     ``exponent`` n in [1, 2], ``restitution`` e in (0, 1]; errors as for
     ``optimal_damping``. λ → e^(n/(n+1)) ((n+1)/2)^(−n/(n+1)) as e → 0.

@@ -1,6 +1,6 @@
-r"""Exact restitution of the Kelvin–Voigt impact with zero-force separation (seed 004 §5.2).
+r"""Exact restitution of the Kelvin–Voigt impact with zero-force separation ([Poursina 2020] §5.2).
 
-The impact m δ̈ + c δ̇ + k δ = 0, δ(0) = 0, δ̇(0) = v > 0 (seed 004 eq. (54))
+The impact m δ̈ + c δ̇ + k δ = 0, δ(0) = 0, δ̇(0) = v > 0 ([Poursina 2020] eq. (54))
 ends when the contact force vanishes, c δ̇ + k δ = 0 (eq. (20); Butcher and
 Segalman 2000), and e = −δ̇(t_s)/v (eq. (22)). It depends on the damping
 ratio ξ = c / (2 √(k m)) (eq. (56)) only.
@@ -62,7 +62,7 @@ _SERIES_TERMS = 14
 
 
 def _arccos_ratio(damping_ratio):
-    """h(ξ) = arccos(ξ)/√(1 − ξ²), analytic through ξ = 1; ω t_s = 2 h (seed 004, eq. (55)).
+    """h(ξ) = arccos(ξ)/√(1 − ξ²), analytic through ξ = 1; ω t_s = 2 h ([Poursina 2020], eq. (55)).
 
     Double-``where``: each branch sees a safe argument, so the unused branch
     puts no NaN into the gradient.
@@ -93,7 +93,7 @@ def _arccos_ratio(damping_ratio):
 
 
 def kelvin_voigt_restitution(damping_ratio):
-    """Exact coefficient of restitution of the Kelvin–Voigt impact (seed 004, eq. (55), corrected).
+    """Exact coefficient of restitution of the Kelvin–Voigt impact ([Poursina 2020], eq. (55), corrected).
 
     e = exp(−2ξ arccos(ξ)/√(1 − ξ²)) for ξ < 1, e^{−2} at ξ = 1 and
     ((ξ − s)/(ξ + s))^{ξ/s}, s = √(ξ² − 1), for ξ > 1, with separation at zero
@@ -115,7 +115,7 @@ def kelvin_voigt_restitution(damping_ratio):
 
 
 def kelvin_voigt_separation_time(damping_ratio, stiffness=1.0, mass=1.0):
-    """Contact duration t_s of the Kelvin–Voigt impact to zero force (seed 004, eqs. (20), (54)).
+    """Contact duration t_s of the Kelvin–Voigt impact to zero force ([Poursina 2020], eqs. (20), (54)).
 
     t_s = 2 h(ξ)/ω with ω = √(k/m), h(ξ) = arccos(ξ)/√(1 − ξ²) (arccosh(ξ)/√(ξ² − 1)
     for ξ > 1, 1 at ξ = 1). With the default k = m = 1 it is ω t_s.
@@ -148,7 +148,7 @@ def _log_restitution_residual(log1p_xi, minus_log_restitution):
 
 
 def kelvin_voigt_damping_ratio(restitution):
-    """Damping ratio ξ giving the restitution e, inverse of eq. (55) (seed 004, eqs. (55)–(56)).
+    """Damping ratio ξ giving the restitution e, inverse of eq. (55) ([Poursina 2020], eqs. (55)–(56)).
 
     Solves −ln e = 2ξ h(ξ) by Newton's method (optimistix) in y = ln(1 + ξ),
     in which −ln e(ξ) is concave with slope from π (ξ = 0) down to 2

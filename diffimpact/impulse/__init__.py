@@ -3,7 +3,7 @@
 * ``mathavan_2010``: a billiard ball against a rigid cushion (Mathavan, Jackson
   & Parkin 2010), integrated in the cushion's normal impulse.
 * ``alciatore``: D. G. Alciatore's closed forms for the ball–ball collision of
-  pool, object-ball throw (TP A.14) and the 30° rule (seed 000 eq. (4.1)).
+  pool, object-ball throw (TP A.14) and the 30° rule ([Gismeros Moreno 2022] eq. (4.1)).
 """
 
 from diffimpact.impulse import alciatore, mathavan_2010

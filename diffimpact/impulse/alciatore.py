@@ -24,7 +24,7 @@ matter; ω_z > 0 (the sign of the cut) is outside English and reduces throw,
 to zero at the "gearing" spin R ω_z = v sin φ. A positive throw turns the
 object ball from the line of centres towards the cue ball's original path.
 
-**The 30° rule** (seed 000, eq. (4.1), after Alciatore): a rolling cue ball
+**The 30° rule** ([Gismeros Moreno 2022], eq. (4.1), after Alciatore): a rolling cue ball
 hitting an object ball with the ball-hit fraction f (f = 1: full hit) at the
 cut angle φ = asin(1 − f), frictionless and elastic, leaves along the
 tangent line, then friction with the cloth turns it until it rolls again;
@@ -50,7 +50,7 @@ NO_SLIP_LIMIT = 1.0 / 7.0
 
 
 def cut_angle(fraction):
-    """Cut angle φ = asin(1 − f) (rad) of the ball-hit fraction f ∈ (0, 1] (seed 000, eq. (4.1))."""
+    """Cut angle φ = asin(1 − f) (rad) of the ball-hit fraction f ∈ (0, 1] ([Gismeros Moreno 2022], eq. (4.1))."""
     fraction = check_range("fraction", fraction, 0.0, 1.0, low_open=True)
     return jnp.arcsin(1.0 - fraction)
 
@@ -60,7 +60,7 @@ def _check_cut(cut):
 
 
 def deflection_angle(cut):
-    """The 30° rule, seed 000 eq. (4.1): a rolling cue ball's final direction against its original one (rad).
+    """The 30° rule, [Gismeros Moreno 2022] eq. (4.1): a rolling cue ball's final direction against its original one (rad).
 
     ``cut``: the cut angle φ ∈ [0, π/2) (rad); see ``cut_angle`` for the ball-hit fraction.
     """

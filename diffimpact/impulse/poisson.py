@@ -5,7 +5,7 @@ p_c ≥ 0 with w = N p_c + u⁻_n ≥ 0, p_cᵀ w = 0 (the same normal problem N
 ``newton``, with friction −μ_j p_j d_j along the fixed pre-impact slip
 directions); restitution then adds e_j p_c,j at each contact, so the total
 normal impulse is (1 + e_j) p_c,j (Stronge, *Impact Mechanics*, 2000, §4;
-seed 002 eq. (28) for one contact). For one contact this equals Newton's
+[Sypniewska-Kamińska 2017] eq. (28) for one contact). For one contact this equals Newton's
 impulse; it differs where a contact that compressed is pushed away, or one
 that did not is pressed, by the others' restitution impulses. Following the
 slip through the impact (stick, reversal) is Routh's method

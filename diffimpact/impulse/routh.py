@@ -1,6 +1,6 @@
 """Routh's method: a planar frictional impact followed in impulse space, with Poisson's restitution.
 
-As used by seed 002 (§3.4, Fig. 4) for the double pendulum hitting a rough
+As used by [Sypniewska-Kamińska 2017] (§3.4, Fig. 4) for the double pendulum hitting a rough
 obstacle, for any planar system. With the contact frame normal first,
 λ = (F, T) (normal, tangential impulse) and u = (c, s) (closing and sliding
 velocity), the contact velocity is linear in the impulse (eqs. (34)–(35)):

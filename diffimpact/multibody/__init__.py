@@ -1,4 +1,4 @@
-"""Planar and spatial multibody dynamics in absolute coordinates (seed 000, section 2).
+"""Planar and spatial multibody dynamics in absolute coordinates ([Gismeros Moreno 2022], section 2).
 
 Bodies are ``PlanarBody`` (x, y, φ) or ``SpatialBody`` (x, y, z and the Euler
 parameters e0..e3, eq. (2.8)); a model is one or the other. Build a static

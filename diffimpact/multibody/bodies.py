@@ -1,4 +1,4 @@
-"""Rigid bodies in absolute coordinates (seed 000, section 2.1).
+"""Rigid bodies in absolute coordinates ([Gismeros Moreno 2022], section 2.1).
 
 Each body owns a block of the generalised coordinates q.
 
@@ -118,7 +118,7 @@ def position(coordinates):
 
 
 def point_position(coordinates, point):
-    """Global position r_i + A_i s'_i of a body-fixed point (seed 000, eqs. (2.2)–(2.3)).
+    """Global position r_i + A_i s'_i of a body-fixed point ([Gismeros Moreno 2022], eqs. (2.2)–(2.3)).
 
     ``coordinates`` are a planar body's (x, y, φ) or a spatial body's
     (x, y, z, e0, e1, e2, e3); ``point`` is s'_i in the body frame (m),
@@ -203,7 +203,7 @@ class PlanarBody(Body):
         self.inertia = check_positive(f"{name}.inertia", inertia)
 
     def mass_matrix(self, q):
-        """diag(m, m, J): planar form of seed 000, eq. (2.14)."""
+        """diag(m, m, J): planar form of [Gismeros Moreno 2022], eq. (2.14)."""
         del q
         return jnp.diag(jnp.stack([self.mass, self.mass, self.inertia]))
 

@@ -1,4 +1,4 @@
-"""Holonomic kinematic constraints Φ(q, t) = 0 (seed 000, eq. (2.9)).
+"""Holonomic kinematic constraints Φ(q, t) = 0 ([Gismeros Moreno 2022], eq. (2.9)).
 
 Every constraint is a small ``Constraint`` Module called as ``Φ(q, t)``:
 ``q`` is the tuple of the bodies' coordinate blocks (``q[i]`` is body i's
@@ -143,7 +143,7 @@ def _vector(name, value, dimension):
 
 
 class RevolutePlanar(_CoincidentPoints):
-    """Planar revolute (pin) joint: points P_i and P_j coincide (2 equations, seed 000 eqs. (2.2)–(2.3))."""
+    """Planar revolute (pin) joint: points P_i and P_j coincide (2 equations, [Gismeros Moreno 2022] eqs. (2.2)–(2.3))."""
 
     size: ClassVar[int] = 2
 

@@ -3,7 +3,7 @@
 A ``Contact`` pairs a gap geometry with a normal force law and an optional
 friction law. The geometry gives the penetration δ(q) (> 0 in contact), the
 unit normal n(q) (the direction of the force on the second body) and the
-contact point P(q). Then (seed 004 §2, seed 000 §3.3):
+contact point P(q). Then ([Poursina 2020] §2, [Gismeros Moreno 2022] §3.3):
 
 * δ̇ = ∂δ/∂q · v by autodiff (``jax.jvp``);
 * f_N = law(δ, δ̇), the clipped ``__call__`` of the law: compressive only and
@@ -27,7 +27,7 @@ Newton impact.
 Geometries work in 2-D (planar bodies, circles and lines) and 3-D (spatial
 bodies, spheres and planes): ``CirclePlane``/``SpherePlane``,
 ``PointPlane``, ``CircleCircle``/``SphereSphere`` are one implementation
-each, and ``SphereFace`` bounds the plane to a rectangle (seed 000 §3.2,
+each, and ``SphereFace`` bounds the plane to a rectangle ([Gismeros Moreno 2022] §3.2,
 Fig. 5). In 3-D the friction force is a 3-vector along the relative
 tangential velocity and its torques come from Jᵀ F, with the lever arms of
 the body orientation matrices.
@@ -92,7 +92,7 @@ class CirclePlane(Geometry):
     The plane passes through the body-fixed point ``plane_point`` with the
     body-fixed outward normal ``plane_normal`` (normalised here); the centre C
     is the body-fixed point ``centre`` (default: the centre of mass). δ = R −
-    (C − P₀) · n, the sphere–plane gap of seed 000, eq. (3.2); P = C − (R −
+    (C − P₀) · n, the sphere–plane gap of [Gismeros Moreno 2022], eq. (3.2); P = C − (R −
     δ/2) n, the middle of the overlap. Vectors have 2 components for planar
     bodies and 3 for spatial ones. The plane is unbounded: the scene must
     keep contacts within the real surface (or use ``SphereFace``).
@@ -144,7 +144,7 @@ def PointPlane(body_i, plane_point, plane_normal, body_j, point=None):
 class CircleCircle(Geometry):
     """Circles (2-D) or spheres (3-D) of radii R_i, R_j centred at body-fixed points of bodies i and j.
 
-    δ = R_i + R_j − |C_j − C_i| (seed 000, eq. (3.1)), n = (C_j − C_i)/|C_j − C_i|;
+    δ = R_i + R_j − |C_j − C_i| ([Gismeros Moreno 2022], eq. (3.1)), n = (C_j − C_i)/|C_j − C_i|;
     P = C_i + (R_i − δ/2) n. The centres must not coincide. ``SphereSphere`` is
     the same class.
     """
@@ -186,7 +186,7 @@ class SphereFace(Geometry):
     """Sphere of radius R on body j against a bounded rectangular face on body i (3-D).
 
     A plane face of a moving body, counted while the centre of the sphere
-    projects inside it (``Cushion`` is the fixed cushion of seed 000 §3.2, with
+    projects inside it (``Cushion`` is the fixed cushion of [Gismeros Moreno 2022] §3.2, with
     the faces' rims). The sphere–plane gap of ``SpherePlane``, δ_p = R −
     (C − F) · n, counts only while the projection of the centre C on the face
     plane lies inside the rectangle |ξ| ≤ a, |η| ≤ b, with ξ, η the in-plane
@@ -265,7 +265,7 @@ class SphereFace(Geometry):
 class Cushion(Geometry):
     """A ball (sphere of radius R on body j) against a fixed cushion whose nose follows a polyline (3-D).
 
-    Seed 000 §3.2, Figs. 3–5: each cushion is a central rectangular prism with a
+    [Gismeros Moreno 2022] §3.2, Figs. 3–5: each cushion is a central rectangular prism with a
     triangular prism at each pocket end, so seen from above the faces a ball can
     reach are the segments of a polyline, jaw – long face – jaw, through
     ``vertices`` (x, y) on the cloth plane z = 0. The paper bounds each plane
@@ -288,7 +288,7 @@ class Cushion(Geometry):
     directions between (Fig. 4: normal to the long side, back along the
     original direction for a ball aimed at the corner, normal to the short side).
 
-    ``nose_height``: ``None`` (the seed's model) for vertical faces, which meet
+    ``nose_height``: ``None`` (Gismeros Moreno et al.'s model) for vertical faces, which meet
     the ball at the height of its centre: the distance is measured in the
     horizontal plane and n is horizontal. A height h (m above the cloth) for a
     cushion that touches the ball at its nose line z = h (Mathavan et al. 2010:
@@ -364,7 +364,7 @@ class ImpactLaw(eqx.Module):
 
 
 class OptimalDamping(ImpactLaw):
-    """Eq. (50) of seed 004: f = c δ̇ + k δ^n with c = c_opt(m, v, k, n, e) (eq. (23)).
+    """Eq. (50) of [Poursina 2020]: f = c δ̇ + k δ^n with c = c_opt(m, v, k, n, e) (eq. (23)).
 
     ``method`` is passed to ``diffimpact.optimal_damping``.
     """
@@ -390,18 +390,18 @@ class OptimalDamping(ImpactLaw):
 
 #: Damping factors μ(k, e, v) of the Hunt–Crossley family for ``HuntCrossleyImpact``.
 HUNT_CROSSLEY_FACTORS = {
-    "hunt_crossley": damping_factors.hunt_crossley,  # seed 004 eq. (13)
-    "lankarani_nikravesh": damping_factors.lankarani_nikravesh,  # eq. (14); seed 000 eq. (3.7)
+    "hunt_crossley": damping_factors.hunt_crossley,  # [Poursina 2020] eq. (13)
+    "lankarani_nikravesh": damping_factors.lankarani_nikravesh,  # eq. (14); [Gismeros Moreno 2022] eq. (3.7)
     "hu_guo": damping_factors.hu_guo,  # eq. (15)
     "flores": damping_factors.flores,  # eq. (16)
 }
 
 
 class HuntCrossleyImpact(ImpactLaw):
-    """Hunt–Crossley, eq. (9) of seed 004, f = (μ δ̇ + k) δⁿ, with μ = factor(k, e, ⁻δ̇) set at each impact.
+    """Hunt–Crossley, eq. (9) of [Poursina 2020], f = (μ δ̇ + k) δⁿ, with μ = factor(k, e, ⁻δ̇) set at each impact.
 
     ``factor`` names one of ``HUNT_CROSSLEY_FACTORS``: "flores" (eq. (16), the
-    default), "lankarani_nikravesh" (eq. (14); seed 000 eq. (3.7), its
+    default), "lankarani_nikravesh" (eq. (14); [Gismeros Moreno 2022] eq. (3.7), its
     ball–ball and ball–cushion law with n = 3/2), "hunt_crossley", "hu_guo".
     """
 
@@ -586,8 +586,8 @@ def normal_response(model, contact, q, t):
 
     M_c⁻¹ w is the velocity change per unit generalised impulse w under the
     constraints: ``[[M, Dᵀ], [D, 0]] [Δv; λ] = [w; 0]`` (the impulsive form of eq.
-    (2.20) of seed 000, with Δ(D v) = 0). m is the effective mass of eq. (3)
-    of seed 004 for the contact normal of the constrained system.
+    (2.20) of [Gismeros Moreno 2022], with Δ(D v) = 0). m is the effective mass of eq. (3)
+    of [Poursina 2020] for the contact normal of the constrained system.
     """
     w = jax.grad(lambda x: contact.penetration(model.split(x)))(q)
     response = _saddle_point_solve(

@@ -1,4 +1,4 @@
-"""Applied forces as generalised forces Q(q, v, t) (seed 000, eqs. (2.15)–(2.16)).
+"""Applied forces as generalised forces Q(q, v, t) ([Gismeros Moreno 2022], eqs. (2.15)–(2.16)).
 
 A ``Force`` is called as ``force(bodies, q, v, t)`` with the per-body tuples of
 coordinates and velocities and returns a tuple of per-body generalised forces.
@@ -124,7 +124,7 @@ def _angle(q, body):
 class JointDamping(Force):
     """Viscous torque −c (ω_j − ω_i) on the relative rotation of two planar bodies.
 
-    Seed 002, eq. (3): the terms in c₁, c₂. ``body_i=None`` damps rotation
+    [Sypniewska-Kamińska 2017], eq. (3): the terms in c₁, c₂. ``body_i=None`` damps rotation
     relative to the ground. ``coefficient`` c in N m s/rad, ≥ 0.
     """
 
@@ -151,12 +151,12 @@ class JointDamping(Force):
 
 
 class AppliedTorque(Force):
-    """Harmonic torque M₀ cos(Ω t) on one body (seed 002, M₁(t), M₂(t)).
+    """Harmonic torque M₀ cos(Ω t) on one body ([Sypniewska-Kamińska 2017], M₁(t), M₂(t)).
 
     ``amplitude`` M₀ in N m, ``frequency`` Ω in rad/s. On a planar body the
     torque turns about the normal to the plane (``axis=None``). On a spatial
     body it turns about the global ``axis`` (normalised here) and enters the
-    Euler-parameter equations as 2 Eᵀ n (eqs. (2.15)–(2.16) of seed 000,
+    Euler-parameter equations as 2 Eᵀ n (eqs. (2.15)–(2.16) of [Gismeros Moreno 2022],
     ``bodies.euler_torque``).
     """
 

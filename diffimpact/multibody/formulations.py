@@ -1,4 +1,4 @@
-"""Ways to solve the constrained equations of motion (seed 000, section 2.3).
+"""Ways to solve the constrained equations of motion ([Gismeros Moreno 2022], section 2.3).
 
 A ``Formulation`` turns the model and a state (q, v, t) into accelerations v̇.
 Pick one by passing an instance to ``simulate``:
@@ -26,7 +26,7 @@ from diffimpact._validation import check_positive, check_range
 
 
 def _saddle_point_solve(mass_matrix, jacobian, force, rhs):
-    """Solve [[M, Dᵀ], [D, 0]] [v̇; λ] = [g; rhs] for v̇ (seed 000, eq. (2.20))."""
+    """Solve [[M, Dᵀ], [D, 0]] [v̇; λ] = [g; rhs] for v̇ ([Gismeros Moreno 2022], eq. (2.20))."""
     n, k = mass_matrix.shape[0], jacobian.shape[0]
     matrix = jnp.block([[mass_matrix, jacobian.T], [jacobian, jnp.zeros((k, k))]])
     return jnp.linalg.solve(matrix, jnp.concatenate([force, rhs]))[:n]
@@ -58,7 +58,7 @@ class LagrangeMultipliers(Formulation):
 
 
 class Baumgarte(Formulation):
-    """Baumgarte stabilisation, Φ̈ + 2α Φ̇ + β² Φ = 0 (seed 000, eq. (2.23)).
+    """Baumgarte stabilisation, Φ̈ + 2α Φ̇ + β² Φ = 0 ([Gismeros Moreno 2022], eq. (2.23)).
 
     Eq. (2.20) with γ replaced by γ − 2α Φ̇ − β² Φ. The defaults α = β = 5 (1/s)
     are the paper's choice.
@@ -83,7 +83,7 @@ class Baumgarte(Formulation):
 
 
 class AugmentedLagrangian(Formulation):
-    """Augmented Lagrangian penalty iteration (seed 000, eqs. (2.21)–(2.22)).
+    """Augmented Lagrangian penalty iteration ([Gismeros Moreno 2022], eqs. (2.21)–(2.22)).
 
     (M + α DᵀD) v̇_{i+1} = M v̇_i − α Dᵀ(−γ + 2μω Φ̇ + ω² Φ), started (i = 0)
     from (M + α DᵀD) v̇_0 = g − α Dᵀ(−γ + 2μω Φ̇ + ω² Φ), i.e. with zero
@@ -151,7 +151,7 @@ class AugmentedLagrangian(Formulation):
 
 
 def project(model, q, v, t, iterations=3):
-    """Project (q, v) onto Φ = 0 and Φ̇ = 0 (seed 000, eqs. (2.24)–(2.29)).
+    """Project (q, v) onto Φ = 0 and Φ̇ = 0 ([Gismeros Moreno 2022], eqs. (2.24)–(2.29)).
 
     Positions: q ← q − D⁺ Φ(q), repeated ``iterations`` times (Gauss–Newton;
     D⁺ = Dᵀ(DDᵀ)⁻¹ is the Moore–Penrose inverse, which eq. (2.27)–(2.28) as

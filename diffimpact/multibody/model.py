@@ -2,7 +2,7 @@
 
 ``Model`` holds the bodies, constraints and forces; ``State`` holds the
 generalised coordinates q, velocities v = q̇ and the time t. The flat vectors q
-and v stack the bodies' blocks in order (seed 000, eq. (2.8) per body). A model
+and v stack the bodies' blocks in order ([Gismeros Moreno 2022], eq. (2.8) per body). A model
 is planar (``PlanarBody``) or spatial (``SpatialBody``), not both; for every
 spatial body the model appends the Euler-parameter normalisation
 ``EulerParameters`` (eq. (2.7)) to the user's constraints. The
@@ -114,7 +114,7 @@ class Model(eqx.Module):
         return tuple(x[a:b] for a, b in zip(offsets[:-1], offsets[1:]))
 
     def mass_matrix(self, q):
-        """Block-diagonal M of seed 000, eq. (2.13)."""
+        """Block-diagonal M of [Gismeros Moreno 2022], eq. (2.13)."""
         return jax.scipy.linalg.block_diag(
             *(body.mass_matrix(qi) for body, qi in zip(self.bodies, self.split(q)))
         )

@@ -7,14 +7,14 @@ and returns the saved states with their diagnostics. It is a pure function of py
 
 Contact events. When the model has ``Contact`` forces, the integration is split
 into segments at the contact onsets and separations, so that no step straddles
-the initial instant of a contact (seed 004 §1) and impact-dependent laws can be
+the initial instant of a contact ([Poursina 2020] §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
 runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
 down-crossing located on the dense output). Each contact is
 closed, open and receding, or open and approaching:
 
 * closed: the event is ``Contact.separation_function`` (the force of laws that
-  separate at zero force, eq. (20) of seed 004, else δ);
+  separate at zero force, eq. (20) of [Poursina 2020], else δ);
 * open: with the gap g = x_s − δ (x_s: the recovering contact zone, below),
   receding ends where the bodies turn to approach, ġ = −v_r (a turning point),
   and approaching ends at the onset g = 0 or where they turn to recede again,
@@ -221,7 +221,7 @@ def simulate(
         ``max_steps`` to match. Contact events still end a step exactly at
         the located event.
     max_step : largest adaptive step (s, > 0), ``None`` (default) for no
-        limit: the "default time step" of seed 000 §4.1, kept while the
+        limit: the "default time step" of [Gismeros Moreno 2022] §4.1, kept while the
         error allows it and reduced where it does not (e.g. at a contact
         onset). Not with ``dt``.
     max_steps : cap on solver steps.

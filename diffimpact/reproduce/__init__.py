@@ -4,38 +4,38 @@ from diffimpact.reproduce import billiards, damping, double_pendulum, formulatio
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
-    "damping-scaling": (damping.run_scaling, "seed 004 §4.2.1–4.2.3, figs. 3–5: c_opt against m, v and k"),
+    "damping-scaling": (damping.run_scaling, "Poursina and Nikravesh 2020 §4.2.1–4.2.3, figs. 3–5: c_opt against m, v and k"),
     "damping-lambda": (
         damping.run_lambda,
-        "seed 004 §4.2.4: the exact ĉ(n, e), λ(n, e) grid (input of `diffimpact fit damping`)",
+        "Poursina and Nikravesh 2020 §4.2.4: the exact ĉ(n, e), λ(n, e) grid (input of `diffimpact fit damping`)",
     ),
-    "damping-verification": (damping.run_verification, "seed 004 §5.1, fig. 8: 300 random systems"),
-    "damping-kelvin-voigt": (damping.run_kelvin_voigt, "seed 004 §5.2, fig. 9: n = 1 against the exact result"),
-    "damping-improved": (damping.run_improved, "beyond seed 004: the improved closed form against eq. (49)"),
+    "damping-verification": (damping.run_verification, "Poursina and Nikravesh 2020 §5.1, fig. 8: 300 random systems"),
+    "damping-kelvin-voigt": (damping.run_kelvin_voigt, "Poursina and Nikravesh 2020 §5.2, fig. 9: n = 1 against the exact result"),
+    "damping-improved": (damping.run_improved, "beyond Poursina and Nikravesh 2020: the improved closed form against eq. (49)"),
     "two-pendulum": (
         two_pendulum.run,
-        "seed 004 §6, figs. 11–12: two pendulums, optimal-damping vs Hunt–Crossley vs Newton impacts",
+        "Poursina and Nikravesh 2020 §6, figs. 11–12: two pendulums, optimal-damping vs Hunt–Crossley vs Newton impacts",
     ),
     "double-pendulum": (
         double_pendulum.run,
-        "seed 002 §4, figs. 5–7: double pendulum, eq. (3) vs four formulations; collisions with a floor, μ = 0 and 0.15",
+        "Sypniewska-Kamińska et al. 2017 §4, figs. 5–7: double pendulum, eq. (3) vs four formulations; collisions with a floor, μ = 0 and 0.15",
     ),
     "routh-double-pendulum": (
         double_pendulum.run_routh,
-        "seed 002 §4, figs. 5–9: the double pendulum by Routh's method (diffimpact.impulse.routh), μ = 0 and 0.15, "
+        "Sypniewska-Kamińska et al. 2017 §4, figs. 5–9: the double pendulum by Routh's method (diffimpact.impulse.routh), μ = 0 and 0.15, "
         "with the joint forces and the Fig. 4 arrangement of every collision",
     ),
     "formulations": (
         formulations.run,
-        "seed 000 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps",
+        "Gismeros Moreno et al. 2022 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps",
     ),
     "billiards-deflection": (
         billiards.run_deflection,
-        "seed 000 §4.2, figs. 17–19: cut shots at 3 and 7 mph, cue-ball deflection beside eq. (4.1), throw beside TP A.14",
+        "Gismeros Moreno et al. 2022 §4.2, figs. 17–19: cut shots at 3 and 7 mph, cue-ball deflection beside eq. (4.1), throw beside TP A.14",
     ),
     "billiards-cushion": (
         billiards.run_cushion,
-        "seed 000 §4.3, figs. 20–21: cushion impacts, compliant (centre height, nose) beside Mathavan et al. 2010 "
+        "Gismeros Moreno et al. 2022 §4.3, figs. 20–21: cushion impacts, compliant (centre height, nose) beside Mathavan et al. 2010 "
         "and their measurements",
     ),
     "maxdiss-academic": (

@@ -1,14 +1,14 @@
-"""Seed 000 §§4.2–4.3: the cut shot (figs. 17–19) and the cushion shot (figs. 20–21), beside the reference models.
+"""[Gismeros Moreno 2022] §§4.2–4.3: the cut shot (figs. 17–19) and the cushion shot (figs. 20–21), beside the reference models.
 
 ``run_cushion`` (``billiards-cushion``):
 
 * the straight shot of fig. 20: a pool ball at (1, 0.55) m shot at
   2.724 m/s along +y, without spin, into the long cushion at y = 0.635 m,
-  0.2 s (the seed's plane cushion at centre height and undamped cloth);
+  0.2 s (Gismeros Moreno et al.'s plane cushion at centre height and undamped cloth);
 * head-on impacts of a rolling snooker ball (Mathavan et al.'s ball,
   M = 0.1406 kg, R = 26.25 mm) at 0.25–3.5 m/s (fig. 21): the rebound speed
   right after the impact (at the cushion's separation event) of the compliant
-  cushion at centre height (the seed's faces) and at the nose height 7R/5
+  cushion at centre height (Gismeros Moreno et al.'s faces) and at the nose height 7R/5
   (``Cushion``), beside the rigid-cushion model of Mathavan et al. 2010
   (``diffimpact.impulse.mathavan_2010``) and their measured rebounds
   (``data/mathavan2010_cushion_rebound.csv``);
@@ -17,16 +17,16 @@
   cushions beside the Mathavan model.
 
 The compliant cushions use Lankarani–Nikravesh with e = 0.98 and Ambrósio's
-friction with μ = 0.14 (seed 000 §3.3), and the cloth's sliding friction
+friction with μ = 0.14 ([Gismeros Moreno 2022] §3.3), and the cloth's sliding friction
 μ_s = 0.212 of Mathavan et al.; the nose-height cushion runs on a cloth
 damped at the critical ratio (``billiard.Parameters.cloth_damping_ratio``),
-since on the seed's undamped cloth the cushion's push into the cloth comes
+since on Gismeros Moreno et al.'s undamped cloth the cushion's push into the cloth comes
 back as a jump. Each ball starts 2 mm before the cushion (rolling balls
 roll there unchanged; a ball without spin slides those 2 mm).
 
 ``run_deflection`` (``billiards-deflection``): the second experiment. The
 cue ball slides without spin at 3 mph from (0, 0) towards the object ball at
-x = 0.635 m, and at 7 mph from (−0.635, 0) towards x = 0 (the seed's
+x = 0.635 m, and at 7 mph from (−0.635, 0) towards x = 0 (Gismeros Moreno et al.'s
 positions), hitting it at the ball-hit fractions f ∈ {0.05, …, 0.95} (the
 object ball sits 2R(1 − f) off the x-axis), with ball–ball friction
 Threlfall μ = 0.06 (v0 = 0.01 m/s) or Alciatore's μ(v), for
@@ -55,19 +55,19 @@ OBLIQUE_ANGLES_DEG = np.arange(5.0, 91.0, 5.0)
 OBLIQUE_SPEEDS = np.array([0.5, 1.5, 3.0])
 STRAIGHT_SHOT = dict(x=1.0, y=0.55, speed=2.724, duration=0.2)
 GEOMETRIES = ("plane", "nose")
-GEOMETRY_LABELS = {"plane": "compliant, faces at centre height (seed 000)", "nose": "compliant, nose at 7R/5"}
+GEOMETRY_LABELS = {"plane": "compliant, faces at centre height (Gismeros Moreno et al. 2022)", "nose": "compliant, nose at 7R/5"}
 
 
 def cushion_parameters(geometry, **changes):
     """Snooker ``billiard.Parameters`` of the cushion study (``billiard.snooker``, μ_s = 0.212).
 
     ``"nose"``: the cushion at 7R/5 on the snooker table's bed (cloth on
-    slate). ``"plane"``: the seed's cushion faces on the seed's cloth
+    slate). ``"plane"``: Gismeros Moreno et al.'s cushion faces on Gismeros Moreno et al.'s cloth
     (E = 10 MPa, undamped Hertz).
     """
     if geometry == "plane":
-        seed = billiard.Parameters()
-        changes = {"cloth_modulus": seed.cloth_modulus, "cloth_damping_ratio": seed.cloth_damping_ratio, **changes}
+        paper = billiard.Parameters()
+        changes = {"cloth_modulus": paper.cloth_modulus, "cloth_damping_ratio": paper.cloth_damping_ratio, **changes}
     return billiard.snooker(**changes)
 
 
@@ -122,7 +122,7 @@ def run_cushion(out, quick=False):
 
 
 def _cushion_summary(columns, head_on, shot, measured):
-    lines = ["seed 000 §4.3: ball–cushion impacts (snooker ball, e = 0.98, μ = 0.14, μ_s = 0.212)",
+    lines = ["Gismeros Moreno et al. 2022 §4.3: ball–cushion impacts (snooker ball, e = 0.98, μ = 0.14, μ_s = 0.212)",
              f"  head-on, rolling: {'V (m/s)':>8} {'Mathavan':>9} {'plane':>9} {'nose':>9}   rebound/V"]
     for k in range(head_on):
         v = columns["speed_m_per_s"][k]
@@ -179,7 +179,7 @@ def _plot_cushion(columns, head_on, shot, measured, path):
     q, v, t = shot
     ax = axes[1, 0]
     ax.plot(t, q[:, 1], color="tab:blue", label="y (m)")
-    ax.set(xlabel="t (s)", ylabel="y (m)", title="fig. 20: straight shot at 2.724 m/s, seed cloth")
+    ax.set(xlabel="t (s)", ylabel="y (m)", title="fig. 20: straight shot at 2.724 m/s, cloth of Gismeros Moreno et al. 2022")
     twin = ax.twinx()
     twin.plot(t, np.linalg.norm(v[:, :2], axis=1), color="tab:orange", label="speed (m/s)")
     twin.set_ylabel("horizontal speed (m/s)")
@@ -188,10 +188,10 @@ def _plot_cushion(columns, head_on, shot, measured, path):
     save_figure(fig, path)
 
 
-# --- the cut shot (seed 000 §4.2) ----------------------------------------------------
+# --- the cut shot ([Gismeros Moreno 2022] §4.2) ----------------------------------------------------
 
 FRACTIONS = np.array([0.05, 0.125, 0.25, 0.5, 0.75, 0.875, 0.95])
-#: Shot speed (mph) -> the seed's (cue ball x, object ball x) (m).
+#: Shot speed (mph) -> Gismeros Moreno et al.'s (cue ball x, object ball x) (m).
 SEED_POSITIONS = {3: (0.0, 0.635), 7: (-0.635, 0.0)}
 FRICTIONS = {"threlfall": Threlfall(0.06, 0.01), "alciatore": Alciatore()}
 FRICTION_LABELS = {"threlfall": "Threlfall μ = 0.06", "alciatore": "Alciatore μ(v)"}
@@ -199,12 +199,12 @@ DEFLECTION_DURATION = 1.5  # s: the cue ball hits by 0.5 s and rolls again withi
 
 
 def deflection_parameters(**changes):
-    """Seed 000's pool ``billiard.Parameters`` on a cloth damped at the critical ratio.
+    """Gismeros Moreno et al.'s (2022) pool ``billiard.Parameters`` on a cloth damped at the critical ratio.
 
-    On the seed's undamped cloth the vertical part of the ball–ball friction
+    On Gismeros Moreno et al.'s undamped cloth the vertical part of the ball–ball friction
     (the cue ball's topspin slides its contact point up or down) makes the
     balls bounce on the cloth without end (more than 24 events within 0.6 s);
-    the seed froze the balls' heights for the same reason (§4.1).
+    Gismeros Moreno et al. froze the balls' heights for the same reason (§4.1).
     """
     return billiard.Parameters(**{"cloth_damping_ratio": 1.0, **changes})
 
@@ -239,7 +239,7 @@ def run_deflection(out, quick=False):
     columns = {k: np.concatenate(v) for k, v in columns.items()}
     write_csv(out / "billiards-deflection.csv", columns)
     _plot_deflection(columns, out / "billiards-deflection.png")
-    lines = ["seed 000 §4.2: cut shots, cue ball sliding without spin from the seed's positions "
+    lines = ["Gismeros Moreno et al. 2022 §4.2: cut shots, cue ball sliding without spin from the paper's positions "
              f"({DEFLECTION_DURATION:g} s); friction 0 = Threlfall μ = 0.06, 1 = Alciatore μ(v)",
              f"  {'friction':>8} {'mph':>4} {'f':>6} {'cut (°)':>8} {'defl. (°)':>9} {'eq. 4.1':>8} {'throw (°)':>9} "
              f"{'TP A.14':>8} {'v at hit':>8} {'slip end':>9}"]

@@ -1,4 +1,4 @@
-"""Reproductions of seed 004: the optimal damping of a Hertz contact with a linear damper.
+"""Reproductions of [Poursina 2020]: the optimal damping of a Hertz contact with a linear damper.
 
 Each ``run_*`` function computes one study, writes ``DIR/NAME.csv`` and
 ``DIR/NAME.png`` and returns a short text summary. The ``plot_*`` functions
@@ -16,7 +16,7 @@ from diffimpact.impact import damping as od
 from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
 from diffimpact.reproduce._io import figure, map_chunks, save_figure, write_csv, write_json
 
-#: Restitution of the scaling studies, seed 004 §4.2.1–4.2.3.
+#: Restitution of the scaling studies, [Poursina 2020] §4.2.1–4.2.3.
 SCALING_RESTITUTION = 0.7
 #: Swept ranges of §4.2.1–4.2.3 (linearly spaced, as in the paper).
 SCALING_SWEEPS = {
@@ -74,7 +74,7 @@ _SCALING_LABEL = {"mass": ("m", "kg", 3), "velocity": ("v", "m/s", 4), "stiffnes
 
 
 def plot_scaling(study, name, axes):
-    """Fig. 3, 4 or 5 of seed 004: (a) ln c_opt vs ln x for a few n, (b) slope vs n."""
+    """Fig. 3, 4 or 5 of [Poursina 2020]: (a) ln c_opt vs ln x for a few n, (b) slope vs n."""
     symbol, unit, fig_number = _SCALING_LABEL[name]
     data, exponents = study[name], study["exponent"]
     for i in np.unique(np.linspace(0, len(exponents) - 1, 4).astype(int)):
@@ -180,7 +180,7 @@ def verification_study(quick=False, seed=0):
 
 
 def plot_verification(study, axes):
-    """Fig. 8 of seed 004: the worst absolute restitution error against e."""
+    """Fig. 8 of [Poursina 2020]: the worst absolute restitution error against e."""
     for method, style in (("paper", "o-"), ("improved", "s-"), ("exact", "^-")):
         axes.loglog(study["e"], np.maximum(study[method], 1e-17), style, ms=3, label=method)
     axes.set(xlabel="e", ylabel="max |e_out − e|", title=f"fig. 8: {len(study['systems']['mass'])} random systems")
@@ -225,7 +225,7 @@ def kelvin_voigt_study(quick=False):
 
 
 def plot_kelvin_voigt(study, axes):
-    """Fig. 9 of seed 004: (a) e_exact vs e for eq. (57), (b) |e_exact − e|."""
+    """Fig. 9 of [Poursina 2020]: (a) e_exact vs e for eq. (57), (b) |e_exact − e|."""
     e = study["e"]
     axes[0].plot(e, e, "k:", lw=1, label="e_exact = e")
     axes[0].plot(e, study["paper"]["e_exact"], "-", label="eq. (57)")

@@ -1,7 +1,7 @@
-"""Seed 002, section 4 and figs. 5–7: the double pendulum, with and without the obstacle.
+"""[Sypniewska-Kamińska 2017], section 4 and figs. 5–7: the double pendulum, with and without the obstacle.
 
 (a) Without the obstacle: eq. (3) in minimal coordinates against the
-    absolute-coordinate model under the four formulations of seed 000 §2.3
+    absolute-coordinate model under the four formulations of [Gismeros Moreno 2022] §2.3
     (angle differences, energy drift), and the energy at ψ₁ = ψ₂ = 0 against the
     paper's −40.007 J.
 (b) With the floor at D = 0.9 m: compliant disk–floor collisions with
@@ -39,7 +39,7 @@ from diffimpact.scenes import double_pendulum as dp
 DURATION = 6.0
 #: Simulated time of the comparison without the obstacle (s).
 FREE_DURATION = 5.0
-#: Numbers stated in seed 002 §4: collisions "in time of simulation".
+#: Numbers stated in [Sypniewska-Kamińska 2017] §4: collisions "in time of simulation".
 PAPER_COLLISIONS = {0.0: 6, 0.15: 10}
 FORMULATIONS = {
     "lagrange": LagrangeMultipliers(),
@@ -59,7 +59,7 @@ COLOURS = {"minimal": "black", "lagrange": "tab:blue", "baumgarte": "tab:orange"
 OBSTACLE_TOLERANCES = dict(rtol=1e-9, atol=1e-9)
 #: Cases of ``obstacle_case``: compliant contact, and the rigid Newton impact (μ = 0 only) of ``simulate``.
 CASES = ("mu0", "mu0p15", "rigid_mu0")
-#: Cases of the reproduction: compliant contact and seed 002's Routh impacts (``dp.simulate_routh``).
+#: Cases of the reproduction: compliant contact and Sypniewska-Kamińska et al.'s (2017) Routh impacts (``dp.simulate_routh``).
 STUDY_CASES = ("mu0", "mu0p15", "routh_mu0", "routh_mu0p15")
 # Case names go into CSV column names: no "." (NumPy's genfromtxt drops it from names).
 LABELS = {"mu0": "μ = 0, compliant", "mu0p15": "μ = 0.15, compliant", "rigid_mu0": "μ = 0, rigid (Newton, e = 0.9)",
@@ -126,7 +126,7 @@ def collisions(p, case, run):
 
 
 def routh_case(p, case, times, max_collisions):
-    """Seed 002's model for ``routh_mu0`` / ``routh_mu0p15``: energy (J), ψ̇ (rad/s), gap (m) at ``times``
+    """Sypniewska-Kamińska et al.'s (2017) model for ``routh_mu0`` / ``routh_mu0p15``: energy (J), ψ̇ (rad/s), gap (m) at ``times``
     and the collision table of ``collisions``."""
     obstacle = dp.Obstacle(friction=0.15 if case.endswith("0p15") else 0.0)
     psi, dpsi, rows = dp.simulate_routh(p, obstacle, times, max_collisions)
@@ -268,7 +268,7 @@ def _plot(columns, free_columns, path):
 
 
 def run_routh(out, quick=False):
-    """Seed 002 figs. 5–9 by its own model, rigid impacts through ``diffimpact.impulse.routh``, μ = 0 and 0.15.
+    """[Sypniewska-Kamińska 2017] figs. 5–9 by its own model, rigid impacts through ``diffimpact.impulse.routh``, μ = 0 and 0.15.
 
     Writes ``routh-double-pendulum.csv`` (energy, ψ̇₁, ψ̇₂ and the joint forces
     R, P at O and H, V at A between collisions, ``dp.joint_reactions``),
@@ -282,7 +282,7 @@ def run_routh(out, quick=False):
     times = jnp.linspace(0.0, duration, 1501 if quick else 3001)
     reactions = jax.jit(jax.vmap(lambda t, psi, dpsi: dp.joint_reactions(p, t, psi, dpsi)))
     columns, collision_columns = {"t_s": np.asarray(times)}, {}
-    lines = [f"seed 002 §4 by Routh's method (diffimpact.impulse.routh), k = 0.9, {duration:g} s"]
+    lines = [f"Sypniewska-Kamińska et al. 2017 §4 by Routh's method (diffimpact.impulse.routh), k = 0.9, {duration:g} s"]
     for mu in (0.0, 0.15):
         key = "mu0p15" if mu else "mu0"
         psi, dpsi, rows = dp.simulate_routh(p, dp.Obstacle(friction=mu), times, max_collisions=40)
@@ -331,6 +331,6 @@ def _plot_routh(columns, path):
         axis.set_title(title, fontsize=9)
         axis.legend(fontsize=7)
     axes.flat[-1].axis("off")
-    fig.suptitle("Double pendulum and rough obstacle by Routh's method (seed 002 §4; between collisions only: "
+    fig.suptitle("Double pendulum and rough obstacle by Routh's method (Sypniewska-Kamińska et al. 2017 §4; between collisions only: "
                  "the impulsive joint forces at collisions are not drawn)", fontsize=9)
     save_figure(fig, path)

@@ -1,4 +1,4 @@
-"""Seed 000 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps.
+"""[Gismeros Moreno 2022] §4.1, figs. 10–16: the break shot under the four formulations at two default time steps.
 
 The paper compares the standard Lagrange multipliers, Baumgarte's
 stabilisation, the augmented Lagrangian and the direct correction of Marqués
@@ -142,7 +142,7 @@ def run(out, quick=False, names=tuple(FORMULATIONS)):
     _plot(columns, timing, names, steps, out / "formulations.png")
 
     lines = [
-        f"seed 000 §4.1: the break (cue ball and three rack balls), {duration:g} s, adaptive Tsit5 "
+        f"Gismeros Moreno et al. 2022 §4.1: the break (cue ball and three rack balls), {duration:g} s, adaptive Tsit5 "
         f"(rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g}) with a largest step",
         "  formulation index: " + ", ".join(f"{i} = {name}" for i, name in enumerate(names)),
         f"  {'formulation':<22} {'step (s)':>8} {'max|y_cue| (m)':>14} {'max|ÿ_cue|':>10} {'max|Φ|':>9} "

@@ -1,4 +1,4 @@
-"""Seed 004 §6, figs. 11–12: impacts of two pendulums with three impact models.
+"""[Poursina 2020] §6, figs. 11–12: impacts of two pendulums with three impact models.
 
 (a) eq. (50): Hertz + linear damper with the optimal damping of each impact;
 (b) Hunt–Crossley, eq. (9), with the damping factor of eq. (16);
@@ -58,7 +58,7 @@ def run(out, quick=False):
             contact[kind] = _contact_history(tp.model(p, kind), fine, inside)
     write_csv(out / "two-pendulum.csv", columns)
     _plot(columns, contact, out / "two-pendulum.png")
-    lines = ["seed 004 §6: two pendulums, e = 0.3, n = 3/2, k = 1e8 N/m^1.5, 8 s"]
+    lines = ["Poursina and Nikravesh 2020 §6: two pendulums, e = 0.3, n = 3/2, k = 1e8 N/m^1.5, 8 s"]
     for kind in tp.MODELS:
         lines.append(f"{LABELS[kind]}: {len(impacts[kind])} impacts")
         for t, s, w1, w2 in impacts[kind]:

@@ -1,6 +1,6 @@
-"""Pool and snooker balls on the cloth (seed 000 §§3–4): the break, the cut shot, the cushion shot.
+"""Pool and snooker balls on the cloth ([Gismeros Moreno 2022] §§3–4): the break, the cut shot, the cushion shot.
 
-Seed 000 builds a pool table from three contact interactions: ball–cloth
+[Gismeros Moreno 2022] builds a pool table from three contact interactions: ball–cloth
 (Hertz, eq. (3.9), K of eq. (3.6), with Ambrósio's friction, v0 = 1e-4 m/s,
 v1 = 1e-3 m/s), ball–ball (Lankarani–Nikravesh, eqs. (3.3), (3.7), n = 3/2,
 K of eq. (3.4), with Threlfall's μ = 0.06 or Alciatore's μ(v) of eq. (3.8))
@@ -17,10 +17,10 @@ This module gives the pieces (``ball``, ``cloth``, ``ball_pair``,
   object ball (``pair_model``, ``cut_shot_state``);
 * the **cushion shot** of the third (§4.3, figs. 20–21): one ball against
   the long cushion at y = W/2 (``cushion_model``, ``ball_state``), with the
-  cushion touching the ball at its centre height (the seed's plane faces) or
+  cushion touching the ball at its centre height (Gismeros Moreno et al.'s plane faces) or
   at the nose height h = 7R/5 of Mathavan et al. 2010 (``Cushion``).
 
-The break. Seed 000 gives: balls of 57.15 mm diameter and 170 g, J =
+The break. [Gismeros Moreno 2022] gives: balls of 57.15 mm diameter and 170 g, J =
 0.000055 kg m², all orientations (1, 0, 0, 0); the cue ball at (−0.635, 0,
 0.028576) m shot at 10.729 m/s along +x; the first ball of the rack at
 (0.635, 0, 0.028575) m and the next two at its back, the three centres an
@@ -92,7 +92,7 @@ NOSE_HEIGHT_RATIO = 1.4
 
 
 class Parameters(eqx.Module):
-    """Balls, materials, laws and shots of seed 000 (SI units); see the module docstring for what is assumed."""
+    """Balls, materials, laws and shots of [Gismeros Moreno 2022] (SI units); see the module docstring for what is assumed."""
 
     radius: float = 0.028575
     mass: float = 0.17
@@ -148,7 +148,7 @@ class Parameters(eqx.Module):
 
 
 #: Modulus of a snooker table's bed, cloth on slate (Pa), assumed: the cushion at 7R/5 presses the ball into
-#: the bed with 2/5 of its force, and on the seed's soft cloth (10 MPa) the ball would sink into it and the
+#: the bed with 2/5 of its force, and on Gismeros Moreno et al.'s soft cloth (10 MPa) the ball would sink into it and the
 #: cloth take a share of the impact's energy.
 SLATE_MODULUS = 1e9
 
@@ -198,8 +198,8 @@ def cushion(p, index, vertices, nose_height=None):
     """Ball ``index`` against the cushion whose nose runs through ``vertices`` (``Cushion``).
 
     Lankarani–Nikravesh with ``p.cushion_restitution`` and Ambrósio's friction
-    with ``p.cushion_friction`` (seed 000 §3.3); ``nose_height`` ``None`` for
-    the seed's faces at the ball's centre height, or h (m, e.g. ``p.nose_height()``).
+    with ``p.cushion_friction`` ([Gismeros Moreno 2022] §3.3); ``nose_height`` ``None`` for
+    Gismeros Moreno et al.'s faces at the ball's centre height, or h (m, e.g. ``p.nose_height()``).
     """
     return Contact(Cushion(vertices, index, p.radius, nose_height),
                    HuntCrossleyImpact(p.cushion_stiffness(), 1.5, p.cushion_restitution, factor="lankarani_nikravesh"),
@@ -289,7 +289,7 @@ def cut_shot_state(p, speed, cut, cue_x, object_x, rolling=True):
     The object ball sits at (``object_x``, 2R sin φ), so that the line of
     centres makes the cut angle φ = ``cut`` (rad) with +x when they touch (for
     a straight approach). ``rolling``: the cue ball rolls (ω = ẑ × ṙ/R); else
-    it slides without spin (the seed's shots).
+    it slides without spin (Gismeros Moreno et al.'s shots).
     """
     velocity = jnp.stack([jnp.asarray(speed, dtype=float), jnp.zeros(())])
     spin = rolling_spin(p, velocity) if rolling else jnp.zeros(3)
@@ -337,7 +337,7 @@ def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, n
     touches at ``p.nose_height()``, else at the ball's centre height. Saves
     the start and the end, ``AFTER_CONTACT`` after the ball reaches the
     cushion; works under ``vmap`` over the numbers. ``adjoint`` and ``max_events``
-    as in ``simulate`` (12 are plenty on a damped bed; on the seed's undamped
+    as in ``simulate`` (12 are plenty on a damped bed; on Gismeros Moreno et al.'s undamped
     cloth the ball bounces after a cushion impact, and each bounce costs two);
     ``rtol`` as in ``shot_tolerances``.
     """

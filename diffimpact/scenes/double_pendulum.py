@@ -1,4 +1,4 @@
-"""Double pendulum of seed 002 (sections 2–4), with and without the obstacle.
+"""Double pendulum of [Sypniewska-Kamińska 2017] (sections 2–4), with and without the obstacle.
 
 Link 1 is a rod OA of mass m₁, length l₁, centre C₁ at its middle; link 2 (rod
 plus disk) has mass m₂ and centre C₂ at distance l_c from the joint A. The
@@ -17,7 +17,7 @@ Two descriptions of the same system:
 In absolute coordinates each link's body frame has its y'-axis along the link
 from its far end towards its upper joint, so the body angle φ_k equals ψ_k.
 
-The obstacle (``obstacle_model``). Seed 002 constrains the motion by eq. (2),
+The obstacle (``obstacle_model``). [Sypniewska-Kamińska 2017] constrains the motion by eq. (2),
 D − l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r ≥ 0, "only the disk placed at the end of
 the pendulum may come into contact": the obstacle is a fixed horizontal plane
 (a floor) at the depth D = 0.9 m below O, the disk of radius r = 0.05 m is
@@ -36,7 +36,7 @@ Poisson's restitution k = 0.9 and Coulomb friction μ (eqs. (28)–(37)). Here
 the collision is compliant, the contact force acting over a short time
 (choices, none given in the paper):
 
-* normal force: Hertz with a linear damper, f = K δ^n + c δ̇ (seed 004, eq.
+* normal force: Hertz with a linear damper, f = K δ^n + c δ̇ ([Poursina 2020], eq.
   (50)), with the damping c of each impact chosen so that the central impact
   of the contact's effective mass has restitution e = k = 0.9
   (``OptimalDamping``). For μ = 0 the three restitution hypotheses (Newton,
@@ -84,12 +84,12 @@ from diffimpact.multibody import (
 )
 from diffimpact.multibody.contact import CirclePlane, Contact, OptimalDamping, RigidImpact
 
-#: Energy at the stable equilibrium ψ₁ = ψ₂ = 0, "about −40.007 J" (seed 002, section 4).
+#: Energy at the stable equilibrium ψ₁ = ψ₂ = 0, "about −40.007 J" ([Sypniewska-Kamińska 2017], section 4).
 EQUILIBRIUM_ENERGY = -40.007
 
 
 class Parameters(eqx.Module):
-    """Parameters of seed 002, section 4 (SI units); damping and torques default to zero."""
+    """Parameters of [Sypniewska-Kamińska 2017], section 4 (SI units); damping and torques default to zero."""
 
     m1: jnp.ndarray
     m2: jnp.ndarray
@@ -122,13 +122,13 @@ class Parameters(eqx.Module):
         self.l2, self.r = check_positive("l2", l2), check_positive("r", r)
 
 
-#: Initial state of seed 002, section 4: ψ₁, ψ₂ (rad) and ψ̇₁, ψ̇₂ (rad/s).
+#: Initial state of [Sypniewska-Kamińska 2017], section 4: ψ₁, ψ₂ (rad) and ψ̇₁, ψ̇₂ (rad/s).
 INITIAL_ANGLES = (np.deg2rad(140.0), np.deg2rad(-90.0))
 INITIAL_RATES = (1.2, -0.5)
 
 
 def mass_matrix(p, psi):
-    """A of seed 002, eq. (3)."""
+    """A of [Sypniewska-Kamińska 2017], eq. (3)."""
     a12 = p.l1 * p.lc * p.m2 * jnp.cos(psi[0] - psi[1])
     a11 = p.I1 + p.l1**2 * (p.m1 / 4 + p.m2)
     a22 = p.I2 + p.lc**2 * p.m2
@@ -136,7 +136,7 @@ def mass_matrix(p, psi):
 
 
 def generalized_force(p, t, psi, dpsi):
-    """Q = (q₁, q₂) of seed 002, eq. (3)."""
+    """Q = (q₁, q₂) of [Sypniewska-Kamińska 2017], eq. (3)."""
     coupling = p.l1 * p.lc * p.m2 * jnp.sin(psi[0] - psi[1])
     q1 = (
         p.M01 * jnp.cos(p.Omega1 * t) - (p.c1 + p.c2) * dpsi[0] + p.c2 * dpsi[1]
@@ -157,7 +157,7 @@ def minimal_energy(p, psi, dpsi):
 
 @eqx.filter_jit
 def simulate_minimal(p, psi0, dpsi0, save_times, rtol=1e-10, atol=1e-10):
-    """Integrate A ψ̈ = Q (seed 002, eqs. (3)–(5)) with Tsit5; returns ψ, ψ̇ at ``save_times``."""
+    """Integrate A ψ̈ = Q ([Sypniewska-Kamińska 2017], eqs. (3)–(5)) with Tsit5; returns ψ, ψ̇ at ``save_times``."""
 
     def vector_field(t, y, args):
         psi, dpsi = y
@@ -206,7 +206,7 @@ def absolute_coordinates(p, psi, dpsi):
 
 
 def joint_reactions(p, t, psi, dpsi):
-    """The joint forces of seed 002 figs. 8–9 between collisions: (R, P) at O and (H, V) at A (N).
+    """The joint forces of [Sypniewska-Kamińska 2017] figs. 8–9 between collisions: (R, P) at O and (H, V) at A (N).
 
     Signs as in eqs. (13)–(16) (x horizontal, z up): link 1 receives (H − R, V + P),
     link 2 receives (−H, −V) from link 1 (and the floor's (T, F) during a
@@ -223,7 +223,7 @@ def joint_reactions(p, t, psi, dpsi):
 
 
 def initial_state(p, psi=INITIAL_ANGLES, dpsi=INITIAL_RATES, t=0.0):
-    """``State`` in absolute coordinates for angles ψ and rates ψ̇ (seed 002 values by default)."""
+    """``State`` in absolute coordinates for angles ψ and rates ψ̇ ([Sypniewska-Kamińska 2017] values by default)."""
     return State(*absolute_coordinates(p, psi, dpsi), t)
 
 
@@ -246,9 +246,9 @@ class Obstacle(eqx.Module):
 
     Parameters
     ----------
-    distance : D (m), seed 002: 0.9; must satisfy eq. (1), l₁ < D < l₁ + l₂ + 2r.
-    friction : Coulomb coefficient μ (seed 002: 0 and 0.15).
-    restitution : e of the compliant law, standing for Poisson's k (seed 002: 0.9).
+    distance : D (m), [Sypniewska-Kamińska 2017]: 0.9; must satisfy eq. (1), l₁ < D < l₁ + l₂ + 2r.
+    friction : Coulomb coefficient μ ([Sypniewska-Kamińska 2017]: 0 and 0.15).
+    restitution : e of the compliant law, standing for Poisson's k ([Sypniewska-Kamińska 2017]: 0.9).
     stiffness : K (N/m^exponent), our choice.
     exponent : n of the Hertz law.
     regularisation_speed : v_reg of the regularised Coulomb law (m/s).
@@ -277,21 +277,21 @@ def disk_centre_offset(p):
 
 
 def gap(p, obstacle, psi):
-    """f of seed 002, eq. (7): D − l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r (m), ≥ 0 off the obstacle."""
+    """f of [Sypniewska-Kamińska 2017], eq. (7): D − l₁ cos ψ₁ − (l₂ + r) cos ψ₂ − r (m), ≥ 0 off the obstacle."""
     return obstacle.distance - p.l1 * jnp.cos(psi[..., 0]) - (p.l2 + p.r) * jnp.cos(psi[..., 1]) - p.r
 
 
 def obstacle_model(p, obstacle, rigid=False):
     """``model(p)`` plus the disk–floor ``Contact`` as ``forces[-1]``.
 
-    ``rigid=True`` replaces the compliant law by seed 002's own collision law,
+    ``rigid=True`` replaces the compliant law by Sypniewska-Kamińska et al.'s (2017) own collision law,
     the rigid impact of Routh's method with k = ``obstacle.restitution`` and
     μ = ``obstacle.friction`` (``RigidImpact`` of ``diffimpact.impulse.routh``;
     for μ = 0 it is Newton's impact), as a reference for the compliant one.
     """
     if not (float(p.l1) < float(obstacle.distance) < float(p.l1 + p.l2 + 2 * p.r)):
         raise ValueError(
-            f"obstacle.distance must satisfy eq. (1) of seed 002, l1 < D < l1 + l2 + 2r = "
+            f"obstacle.distance must satisfy eq. (1) of Sypniewska-Kamińska et al. 2017, l1 < D < l1 + l2 + 2r = "
             f"{float(p.l1 + p.l2 + 2 * p.r):g} m; got {float(obstacle.distance):g}"
         )
     geometry = CirclePlane(
@@ -315,7 +315,7 @@ def angular_velocities(v):
     return v[..., jnp.array([2, 5])]
 
 
-# --- seed 002's own collision model: Routh's rigid impact (section 3.4) ----------------------
+# --- Sypniewska-Kamińska et al.'s (2017) own collision model: Routh's rigid impact (section 3.4) ----------------------
 
 
 def contact_jacobian(p, psi):
@@ -351,11 +351,11 @@ def _free_flight(p, obstacle, t0, psi0, dpsi0, save_times, t_end):
 
 
 def simulate_routh(p, obstacle, save_times, max_collisions=64):
-    """Seed 002's model: eq. (3) between collisions, Routh's rigid impact at each (``diffimpact.impulse.routh``).
+    """Sypniewska-Kamińska et al.'s (2017) model: eq. (3) between collisions, Routh's rigid impact at each (``diffimpact.impulse.routh``).
 
     Returns ψ, ψ̇ at ``save_times`` (arrays (len, 2); the state after the
     impact at a collision instant) and the collisions as an array of rows
-    (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺, case), the case of seed 002's Fig. 4
+    (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺, case), the case of Fig. 4 of [Sypniewska-Kamińska 2017]
     (0–4 for a–e, ``routh.CASES``).
     """
     save_times = jnp.asarray(save_times, dtype=float)

@@ -1,4 +1,4 @@
-"""Two pendulums that strike each other, seed 004 §6 (figs. 10–12).
+"""Two pendulums that strike each other, [Poursina 2020] §6 (figs. 10–12).
 
 Each pendulum is a uniform rod of negligible thickness hinged to the ground
 at one end: m₁ = 1 kg, L₁ = 6 m; m₂ = 0.2 kg, L₂ = 4 m; pivots a = 2 m apart.
@@ -48,7 +48,7 @@ from diffimpact.multibody.contact import (
     PointPlane,
 )
 
-#: Initial angles θ₁, θ₂ (rad) of seed 004 §6.
+#: Initial angles θ₁, θ₂ (rad) of [Poursina 2020] §6.
 INITIAL_ANGLES = (np.pi / 12, -np.pi / 2)
 #: Simulated time (s).
 DURATION = 8.0
@@ -57,7 +57,7 @@ MODELS = ("optimal", "hunt_crossley", "newton")
 
 
 class Parameters(eqx.Module):
-    """Parameters of seed 004 §6 (SI units)."""
+    """Parameters of [Poursina 2020] §6 (SI units)."""
 
     m1: jnp.ndarray
     m2: jnp.ndarray

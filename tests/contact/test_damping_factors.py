@@ -83,7 +83,7 @@ def test_e_to_one_asymptotics():
 
 
 def _restitution_from_ode(mass, stiffness, exponent, hysteresis, impact_velocity):
-    """Integrate m δ̈ + (μ δ̇ + k) δ^n = 0 (seed 004, eq. (10)) until δ returns to 0."""
+    """Integrate m δ̈ + (μ δ̇ + k) δ^n = 0 ([Poursina 2020], eq. (10)) until δ returns to 0."""
 
     def rhs(_, state):
         penetration, rate = state

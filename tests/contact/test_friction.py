@@ -124,7 +124,7 @@ def test_stribeck_limits():
 
 
 def test_alciatore_published_coefficients():
-    # Seed 000, eq. (3.8): μ(0) = 9.951e-3 + 0.108 ≈ 0.118 and μ → 9.951e-3 at high slip.
+    # [Gismeros Moreno 2022], eq. (3.8): μ(0) = 9.951e-3 + 0.108 ≈ 0.118 and μ → 9.951e-3 at high slip.
     law = Alciatore(regularisation_speed=1e-9)
     assert float(law.magnitude(1.0, 1e-6)) == pytest.approx(0.118, abs=5e-4)
     assert float(law.magnitude(1.0, 50.0)) == pytest.approx(9.951e-3, rel=1e-12)

@@ -11,7 +11,7 @@ from diffimpact.contact import Hertz, HertzLinearDamper, HuntCrossley, KelvinVoi
 
 STIFFNESS, EXPONENT, DAMPING, HYSTERESIS = 2.0e6, 1.5, 40.0, 0.6
 
-# Each law with its formula written independently in NumPy (seed 004 eqs. (54), (6), (7), (9)).
+# Each law with its formula written independently in NumPy ([Poursina 2020] eqs. (54), (6), (7), (9)).
 LAWS = [
     (KelvinVoigt(STIFFNESS, DAMPING), lambda d, r: STIFFNESS * d + DAMPING * r),
     (Hertz(STIFFNESS, EXPONENT), lambda d, r: STIFFNESS * d**EXPONENT),

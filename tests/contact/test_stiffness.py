@@ -12,7 +12,7 @@ from diffimpact.contact import (
     sphere_sphere_stiffness,
 )
 
-# A pool-ball radius (seed 000) with illustrative polymer properties, and steel.
+# A pool-ball radius ([Gismeros Moreno 2022]) with illustrative polymer properties, and steel.
 BALL_RADIUS = 0.028575  # m
 BALL = (5.4e9, 0.35)  # Young's modulus (Pa), Poisson's ratio
 STEEL = (200e9, 0.3)

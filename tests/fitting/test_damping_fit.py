@@ -113,7 +113,7 @@ def fit_nearest(grid, target):
 
 
 def test_the_published_fit_at_n_1_2_is_reproduced(shipped_grid):
-    # Seed 004 fig. 6 caption: c_opt = 1.59 (e^−0.3794 − 1) for n = 1.2.
+    # [Poursina 2020] fig. 6 caption: c_opt = 1.59 (e^−0.3794 − 1) for n = 1.2.
     n, result = fit_nearest(shipped_grid, 1.2)
     assert abs(n - 1.2) < 0.006
     alpha, beta = result.values
@@ -122,7 +122,7 @@ def test_the_published_fit_at_n_1_2_is_reproduced(shipped_grid):
 
 
 def test_different_alpha_beta_pairs_give_nearly_the_same_curve(shipped_grid):
-    # Seed 004 fig. 6 caption for n = 1.8: 2.47 (e^−0.2323 − 1). Our fit finds a different
+    # [Poursina 2020] fig. 6 caption for n = 1.8: 2.47 (e^−0.2323 − 1). Our fit finds a different
     # (α, β) pair; the two curves still agree to about 1 % of c_opt over the fitted range.
     _, result = fit_nearest(shipped_grid, 1.8)
     alpha, beta = result.values

@@ -1,4 +1,4 @@
-"""Sensitivities of the first impact of seed 004 §6's two pendulums: autodiff against central differences."""
+"""Sensitivities of the first impact of the two pendulums of [Poursina 2020] §6: autodiff against central differences."""
 
 import json
 

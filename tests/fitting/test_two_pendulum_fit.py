@@ -1,4 +1,4 @@
-"""``diffimpact fit two-pendulum``: e and k of the eq. (50) contact recovered from θ̇1(t), θ̇2(t) of seed 004 §6."""
+"""``diffimpact fit two-pendulum``: e and k of the eq. (50) contact recovered from θ̇1(t), θ̇2(t) of [Poursina 2020] §6."""
 
 import json
 

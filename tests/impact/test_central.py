@@ -1,4 +1,4 @@
-"""The central-impact solver against closed forms, identities of seed 004 and finite differences."""
+"""The central-impact solver against closed forms, identities of [Poursina 2020] and finite differences."""
 
 import math
 import re
@@ -23,7 +23,7 @@ def hld_restitution():
 
 @pytest.mark.parametrize("damping_ratio", [0.1, 0.5, 0.7071, 0.95, 1.0, 1.3, 4.0])
 def test_kelvin_voigt_matches_closed_form(damping_ratio):
-    # Both branches of seed 004 eq. (55) (corrected over-damped branch), m = 2 kg, k = 3e4 N/m.
+    # Both branches of [Poursina 2020] eq. (55) (corrected over-damped branch), m = 2 kg, k = 3e4 N/m.
     m, k = 2.0, 3e4
     c = damping_ratio * 2 * math.sqrt(k * m)
     result = di.central_impact(KelvinVoigt(k, c), m, 1.5)

@@ -1,4 +1,4 @@
-"""Optimal damping (seed 004) against an independent SciPy solve, closed forms and finite differences."""
+"""Optimal damping ([Poursina 2020]) against an independent SciPy solve, closed forms and finite differences."""
 
 import math
 import re
@@ -34,7 +34,7 @@ def exact():
     return jax.jit(lambda m, v, k, n, e: di.optimal_damping(m, v, k, n, e, method="exact"))
 
 
-SYSTEMS = [  # m (kg), v (m/s), k (N/m^n), n, e — over the ranges of seed 004 §5.1
+SYSTEMS = [  # m (kg), v (m/s), k (N/m^n), n, e — over the ranges of [Poursina 2020] §5.1
     (1e-5, 1e-3, 1e10, 2.0, 1e-4),
     (3.0, 0.5, 1e7, 1.5, 0.3),
     (1e2, 1e2, 1e5, 1.0, 0.95),

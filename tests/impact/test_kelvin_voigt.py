@@ -1,4 +1,4 @@
-"""Kelvin–Voigt restitution with zero-force separation (seed 004 §5.2, eqs. (20), (54)–(56)).
+"""Kelvin–Voigt restitution with zero-force separation ([Poursina 2020] §5.2, eqs. (20), (54)–(56)).
 
 References are independent of the module: a SciPy ODE solve with a
 separation event, NumPy closed forms and finite differences.

@@ -1,4 +1,4 @@
-"""Alciatore's closed forms: TP A.14 throw and the 30° rule (seed 000 eq. (4.1)), against independent solutions."""
+"""Alciatore's closed forms: TP A.14 throw and the 30° rule ([Gismeros Moreno 2022] eq. (4.1)), against independent solutions."""
 
 import equinox as eqx
 import jax
@@ -130,7 +130,7 @@ def test_thirty_degree_rule_against_an_integrated_slide():
 
 
 def test_thirty_degree_rule_published_numbers():
-    # "between a 1/4-ball and a 3/4-ball hit the cue ball deflects by very close to 30°" (seed 000 §4.2);
+    # "between a 1/4-ball and a 3/4-ball hit the cue ball deflects by very close to 30°" ([Gismeros Moreno 2022] §4.2);
     # the largest deflection is 33.75° at φ = atan √(2/7) (d/dφ of eq. (4.1) vanishes there).
     fractions = np.linspace(0.25, 0.75, 51)
     degrees = np.degrees(deflection_angle(cut_angle(fractions)))

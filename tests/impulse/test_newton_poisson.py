@@ -36,7 +36,7 @@ def test_one_contact_with_friction_newton_and_poisson_coincide_and_slide_against
 
 
 def test_newton_gains_energy_in_kane_and_levinsons_double_pendulum_where_routh_dissipates():
-    # seed 002's double pendulum striking the floor with e = 0.5, μ = 0.5 (the setting of Kane & Levinson's
+    # Sypniewska-Kamińska et al.'s (2017) double pendulum striking the floor with e = 0.5, μ = 0.5 (the setting of Kane & Levinson's
     # example): friction kept along the pre-impact slip overshoots once the slip stops
     p = dp.Parameters()
     psi, dpsi = jnp.array([0.248, 0.184]), jnp.array([-3.24, 1.39])

@@ -1,4 +1,4 @@
-"""Routh's method (seed 002 §3.4): every case of Fig. 4 and its mirror, against an independent impulse-stepping scheme."""
+"""Routh's method ([Sypniewska-Kamińska 2017] §3.4): every case of Fig. 4 and its mirror, against an independent impulse-stepping scheme."""
 
 import jax
 import numpy as np

@@ -274,7 +274,7 @@ def test_circle_circle_geometry_and_torque_free_normal_force():
 
 
 def test_hunt_crossley_impact_sets_the_named_damping_factor():
-    """HuntCrossleyImpact(k, n, e, factor) at an impact = HuntCrossley with μ of seed 004 eqs. (13)–(16)."""
+    """HuntCrossleyImpact(k, n, e, factor) at an impact = HuntCrossley with μ of [Poursina 2020] eqs. (13)–(16)."""
     from diffimpact.multibody import HuntCrossleyImpact
 
     k, e, v = 1e8, 0.7, 2.5

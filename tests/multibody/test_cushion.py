@@ -1,4 +1,4 @@
-"""The cushion geometry (seed 000 §3.2, Figs. 3–5): the faces' gap with their rims, the corner cases of Fig. 4, the nose.
+"""The cushion geometry ([Gismeros Moreno 2022] §3.2, Figs. 3–5): the faces' gap with their rims, the corner cases of Fig. 4, the nose.
 
 A free ball (no gravity, no cloth) moves in the plane z = 0 towards a corner
 of a cushion: the long face along the x-axis up to the corner at the origin,
@@ -43,7 +43,7 @@ def start(direction, aim):
     return np.concatenate([centre, [0.0, 1.0, 0.0, 0.0, 0.0]]), np.concatenate([SPEED * direction, [0.0] * 5])
 
 
-# Fig. 4 of seed 000: the same corner met (a) normal to the long side, (b) from between the normals, aimed
+# Fig. 4 of [Gismeros Moreno 2022]: the same corner met (a) normal to the long side, (b) from between the normals, aimed
 # at the corner, (c) normal to the short side. In (a) and (c) the centre line passes 1 mm inside the face,
 # so the contact stays on that face up to its end.
 CASES = {
@@ -77,7 +77,7 @@ def test_fig_4_corner_cases_rebound_along_the_contact_normal(rebounds, index, na
     velocity = np.asarray(rebounds.v[index, -1, :2])
     direction = velocity / np.linalg.norm(velocity)
     np.testing.assert_allclose(direction, EXPECTED[name], atol=1e-9)
-    # Lankarani–Nikravesh returns close to its e for e near 1 (seed 004 fig. 1)
+    # Lankarani–Nikravesh returns close to its e for e near 1 ([Poursina 2020] fig. 1)
     assert np.linalg.norm(velocity) == pytest.approx(RESTITUTION * SPEED, abs=3e-3)
 
 

@@ -87,7 +87,7 @@ def test_spring_damper_dissipates_but_conserves_momenta(spring_runs):
 
 def test_gamma_matches_second_difference_of_constraints(check_gamma):
     # Along q(t) = q0 + v0 (t − t0) + ½ a0 (t − t0)², d²Φ/dt² = D a0 − γ(q0, v0, t0)
-    # (seed 000, eqs. (2.10)–(2.11)); the driver makes Φ depend on t explicitly.
+    # ([Gismeros Moreno 2022], eqs. (2.10)–(2.11)); the driver makes Φ depend on t explicitly.
     bodies = [PlanarBody(1.0, 0.1, name="crank"), PlanarBody(1.0, 0.1, name="rod")]
     model = Model(
         bodies,

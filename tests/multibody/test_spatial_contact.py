@@ -52,7 +52,7 @@ def state_of(*blocks):
 
 
 def law():
-    # The closed-form damping of seed 004 ("improved"): cheap to compile inside the onset event.
+    # The closed-form damping of [Poursina 2020] ("improved"): cheap to compile inside the onset event.
     return OptimalDamping(STIFFNESS, EXPONENT, RESTITUTION, method="improved")
 
 

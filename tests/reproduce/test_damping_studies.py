@@ -1,4 +1,4 @@
-"""The seed 004 studies on their --quick grids: files written, physics asserted on the output."""
+"""The [Poursina 2020] studies on their --quick grids: files written, physics asserted on the output."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Seed 002 §4: the double pendulum colliding with the floor at D = 0.9 m (compliant contact, friction)."""
+"""[Sypniewska-Kamińska 2017] §4: the double pendulum colliding with the floor at D = 0.9 m (compliant contact, friction)."""
 
 import jax
 import jax.numpy as jnp
@@ -27,7 +27,7 @@ def runs(params):
 
 @pytest.fixture(scope="module")
 def routh(params):
-    """Seed 002's own model (rigid Routh impacts) over 6 s: {case: (energy, rates, gap, collisions)}."""
+    """Sypniewska-Kamińska et al.'s (2017) own model (rigid Routh impacts) over 6 s: {case: (energy, rates, gap, collisions)}."""
     times = jnp.linspace(0.0, 6.0, 601)
     return {case: study.routh_case(params, case, times, max_collisions=20) for case in ("routh_mu0", "routh_mu0p15")}
 
@@ -110,7 +110,7 @@ def test_frictionless_loss_is_that_of_restitution_0_9(params, runs, tables):
 
 
 def test_friction_dissipates_more_at_the_first_collision(tables):
-    # Seed 002 §4: "The total energy of the pendulum after the first collision decreased much more
+    # [Sypniewska-Kamińska 2017] §4: "The total energy of the pendulum after the first collision decreased much more
     # when the friction force was taken into account" (the state before it is the same).
     np.testing.assert_allclose(tables["mu0"][0, :2], tables["mu0p15"][0, :2], rtol=1e-9)
     loss = {case: tables[case][0, 1] - tables[case][0, 2] for case in ("mu0", "mu0p15")}
@@ -118,7 +118,7 @@ def test_friction_dissipates_more_at_the_first_collision(tables):
 
 
 def test_compliant_collisions_approach_the_rigid_impact_without_friction(tables, routh):
-    # μ = 0: seed 002's collision law (Poisson = Newton without friction) is the rigid limit.
+    # μ = 0: Sypniewska-Kamińska et al.'s (2017) collision law (Poisson = Newton without friction) is the rigid limit.
     compliant, rigid = tables["mu0"], routh["routh_mu0"][3][:2]
     assert np.max(np.abs(compliant[:, 0] - rigid[:, 0])) < 3e-3  # onset times (s)
     np.testing.assert_allclose(compliant[:, 2], rigid[:, 2], atol=0.05)  # energy after (J)
@@ -135,7 +135,7 @@ def test_with_friction_the_compliant_first_collision_is_near_routh(tables, routh
 
 
 def test_routh_model_gives_the_paper_collision_counts_in_6_s(routh):
-    # Seed 002 §4: six collisions for μ = 0 and ten for μ = 0.15 "in time of simulation" (not stated;
+    # [Sypniewska-Kamińska 2017] §4: six collisions for μ = 0 and ten for μ = 0.15 "in time of simulation" (not stated;
     # 6 s gives both counts, as does any duration in [5.86 s, 6.02 s)).
     assert len(routh["routh_mu0"][3]) == 6
     assert len(routh["routh_mu0p15"][3]) == 10

@@ -1,4 +1,4 @@
-"""Seed 000 §4.1: the break shot at two step limits (quick run, one formulation: each compiles for about 70 s).
+"""[Gismeros Moreno 2022] §4.1: the break shot at two step limits (quick run, one formulation: each compiles for about 70 s).
 
 The formulations' drift is compared on the double pendulum (tests/scenes/test_double_pendulum.py). The
 study's run is a long reproduction (slow); the validation of its arguments stays in every run.

@@ -1,4 +1,4 @@
-"""Seed 000's billiard balls: the cue ball sliding on the cloth, then striking the yellow ball head-on.
+"""Gismeros Moreno et al.'s (2022) billiard balls: the cue ball sliding on the cloth, then striking the yellow ball head-on.
 
 The two-ball scene (``billiard.model(p, balls=2)``) with the ball–ball
 friction removed, so that the strike is a direct central impact, up to the
@@ -70,7 +70,7 @@ def test_strike_matches_the_central_impact_of_the_lankarani_nikravesh_law(run, p
     drift = 2 * params.cloth_friction * params.gravity * duration
     assert abs(recede - float(impact.restitution) * approach) <= drift
     np.testing.assert_allclose(duration, float(impact.contact_duration), rtol=0.2 * drift / approach)
-    # Lankarani–Nikravesh returns close to the e it is given for e near 1 (seed 004 fig. 1).
+    # Lankarani–Nikravesh returns close to the e it is given for e near 1 ([Poursina 2020] fig. 1).
     assert abs(recede / approach - params.ball_restitution) < 0.02
     # The strike is along the x-axis: nothing moves off it.
     for ball in (CUE, YELLOW):

@@ -1,4 +1,4 @@
-"""Seed 000's cut shot and cushion shot: conservation of angular momentum on the cloth, mirror symmetry,
+"""Gismeros Moreno et al.'s (2022) cut shot and cushion shot: conservation of angular momentum on the cloth, mirror symmetry,
 Alciatore's closed forms, the central impact of a frictionless cushion.
 
 Each fixture is one vmapped batch (one compilation) of ``billiard.cut_shots`` or
@@ -45,7 +45,7 @@ def test_balls_roll_at_the_velocity_conserved_from_the_collision(shots):
 
 
 def test_rolling_cue_ball_follows_the_thirty_degree_rule(shots):
-    # Eq. (4.1) of seed 000 (Alciatore): frictionless, elastic balls; here e = 0.93 and μ(v) between the balls.
+    # Eq. (4.1) of [Gismeros Moreno 2022] (Alciatore): frictionless, elastic balls; here e = 0.93 and μ(v) between the balls.
     _, outcome = shots
     np.testing.assert_allclose(outcome["cut"], np.abs(alciatore.cut_angle(FRACTIONS)), atol=1e-9)
     eq41 = np.asarray(alciatore.deflection_angle(outcome["cut"]))

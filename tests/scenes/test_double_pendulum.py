@@ -1,4 +1,4 @@
-"""Double pendulum of seed 002: absolute coordinates under four formulations vs minimal coordinates."""
+"""Double pendulum of [Sypniewska-Kamińska 2017]: absolute coordinates under four formulations vs minimal coordinates."""
 
 import jax
 import jax.numpy as jnp
@@ -50,7 +50,7 @@ def loose_runs(params):
 
 
 def test_energy_at_stable_equilibrium_matches_paper(params):
-    # Seed 002, section 4: "the energy of the pendulum at the stable equilibrium
+    # [Sypniewska-Kamińska 2017], section 4: "the energy of the pendulum at the stable equilibrium
     # position ψ1 = 0 and ψ2 = 0 is about of −40.007 J".
     zero = jnp.zeros(2)
     state = dp.initial_state(params, zero, zero)
@@ -97,7 +97,7 @@ def test_energy_is_conserved_without_damping(name, runs):
 
 
 def test_lagrange_multipliers_drift_more_than_stabilised_formulations(loose_runs):
-    # Seed 000, section 2.3: the standard method accumulates constraint violation;
+    # [Gismeros Moreno 2022], section 2.3: the standard method accumulates constraint violation;
     # Baumgarte, augmented Lagrangian and direct correction keep it bounded.
     drift = {name: np.max(run.constraint_violation) for name, run in loose_runs.items()}
     assert drift["lagrange"] > 1e-5

@@ -1,4 +1,4 @@
-"""Seed 002 figs. 8–9: the joint forces of the double pendulum between collisions."""
+"""[Sypniewska-Kamińska 2017] figs. 8–9: the joint forces of the double pendulum between collisions."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,4 @@
-"""Two pendulums of seed 004 §6: compliant optimal-damping contact against Newton impacts."""
+"""Two pendulums of [Poursina 2020] §6: compliant optimal-damping contact against Newton impacts."""
 
 import jax.numpy as jnp
 import numpy as np
