@@ -92,8 +92,14 @@ POINT = [0.7, 2.0, 3e6, 1.3, 0.45]  # m, v, k, n, e
 
 
 @pytest.fixture(scope="module")
-def exact_gradient(exact):
-    return jax.grad(exact, argnums=(0, 1, 2, 3, 4))(*POINT)
+def exact_grad(exact):
+    """dc/d(m, v, k, n, e) of the exact method, compiled once for the module (float arguments)."""
+    return jax.jit(jax.grad(exact, argnums=(0, 1, 2, 3, 4)))
+
+
+@pytest.fixture(scope="module")
+def exact_gradient(exact_grad):
+    return exact_grad(*(float(x) for x in POINT))
 
 
 @pytest.mark.parametrize("argnum", range(5))
@@ -103,9 +109,9 @@ def test_exact_gradient_matches_central_differences(exact, exact_gradient, argnu
     assert grad == pytest.approx(fd, rel=1e-6)
 
 
-def test_elastic_limit_has_zero_damping_and_finite_slope(exact):
+def test_elastic_limit_has_zero_damping_and_finite_slope(exact, exact_grad):
     assert float(exact(1.0, 1.0, 1.0, 1.5, 1.0)) == 0.0
-    slope = float(jax.grad(exact, argnums=4)(1.0, 1.0, 1.0, 1.5, 1.0))
+    slope = float(exact_grad(1.0, 1.0, 1.0, 1.5, 1.0)[4])
     h = 1e-6
     one_sided = (0.0 - float(exact(1.0, 1.0, 1.0, 1.5, 1 - h))) / h
     # The slope at e = 1 comes from the improved closed form (see exact_damping), good to ~3e-3 there.
@@ -174,19 +180,19 @@ def test_exact_below_the_closed_forms_tends_to_the_heavy_damping_limit(exact, sy
     assert 0 < deficit < 3 * n * e * math.log(1 / e) / (n + 1)
 
 
-def test_exact_gradient_at_tiny_restitution_is_that_of_the_limit(exact, exact_gradient):
+def test_exact_gradient_at_tiny_restitution_is_that_of_the_limit(exact_grad):
     # e = 1e-25 < ASYMPTOTIC_RESTITUTION: c = c_lim to 1e-20, so dc/dθ = c (n, n − 1, 1, −1)/((n + 1) θ) for θ = m, v, k, e.
     m, v, k, n, e = 0.7, 2.0, 3e6, 1.3, 1e-25
-    grad = jax.grad(exact, argnums=(0, 1, 2, 3, 4))(m, v, k, n, e)
+    grad = exact_grad(m, v, k, n, e)
     c = heavy_damping_limit(m, v, k, n, e)
     dc_dn = c * (math.log(v) + math.log(m) - math.log(k * v ** (n - 1) * m**n / e) / (n + 1)) / (n + 1)
     expected = [c * n / ((n + 1) * m), c * (n - 1) / ((n + 1) * v), c / ((n + 1) * k), dc_dn, -c / ((n + 1) * e)]
     np.testing.assert_allclose([float(g) for g in grad], expected, rtol=1e-12)
 
 
-def test_exact_gradient_below_the_fitted_range_matches_central_differences(exact, central_difference):
+def test_exact_gradient_below_the_fitted_range_matches_central_differences(exact, exact_grad, central_difference):
     point = [0.7, 2.0, 3e6, 1.3, 1e-6]  # Newton from the heavy-damping limit, implicit-function derivative
-    grad = jax.grad(exact, argnums=(0, 1, 2, 3, 4))(*point)
+    grad = exact_grad(*point)
     for argnum in range(5):
         assert float(grad[argnum]) == pytest.approx(central_difference(exact, point, argnum), rel=1e-6)
 
