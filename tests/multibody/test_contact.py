@@ -55,6 +55,7 @@ def test_optimal_damping_rebound_reproduces_restitution_and_central_impact(optim
     assert duration == pytest.approx(float(central.contact_duration), rel=1e-6)
 
 
+@pytest.mark.slow  # vmap through simulate is also checked by test_spatial_contact's vmapped sphere impacts
 def test_vmap_over_restitution_and_approach_speed():
     """A batch over a law parameter and an initial condition gives ⁺v = e ⁻v in every run."""
 

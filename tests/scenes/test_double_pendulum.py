@@ -130,6 +130,7 @@ def test_damping_and_torques_match_minimal_coordinates():
     assert abs(float(run.energy[-1] - run.energy[0])) > 1e-2  # the forces do work
 
 
+@pytest.mark.slow  # reverse mode through simulate is also checked by test_contact's stiffness gradient
 def test_gradient_of_final_angle_with_respect_to_link_mass(central_difference):
     times = jnp.array([0.0, 1.0])
 
