@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_range
+from diffimpact.contact._math import safe_norm
 
 
 class Impact(eqx.Module):
@@ -54,10 +55,7 @@ def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
         symmetric = np.allclose(matrix, np.swapaxes(matrix, -1, -2), rtol=1e-10, atol=0.0)
         if not (np.all(np.isfinite(matrix)) and symmetric and np.all(np.linalg.eigvalsh(matrix) > 0)):
             raise ValueError(message)
-    if isinstance(velocity, jax.core.Tracer):
-        velocity = eqx.error_if(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
-    elif not np.all(np.isfinite(np.asarray(velocity))):
-        raise ValueError("velocity must be finite")
+    velocity = refuse_where(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
     if restitution is None:
         return delassus, velocity, friction
     return delassus, velocity, friction, check_range("restitution", restitution, 0.0, 1.0)
@@ -75,7 +73,7 @@ def refuse_where(value, bad, message):
 def sliding_directions(velocity, contacts, dimension):
     """Unit pre-impact slip directions (contacts, dimension − 1) of the contacts, zero where there is no slip."""
     tangential = velocity.reshape(contacts, dimension)[:, 1:]
-    slip = jnp.sqrt(jnp.sum(tangential**2, axis=-1, keepdims=True))
+    slip = safe_norm(tangential)[:, None]
     return jnp.where(slip > 0, tangential / jnp.where(slip > 0, slip, 1.0), 0.0)
 
 

@@ -121,12 +121,12 @@ def _sliding_angle(A, b, mu):
     G = lambda alpha: stationarity(A, b, mu, alpha)  # noqa: E731
     dG = jax.grad(G)
 
-    def polish(alpha, _):
+    def polish(alpha):
         step = G(alpha) / dG(alpha)
-        return jnp.where(jnp.isfinite(step) & (jnp.abs(step) < 0.1), alpha - step, alpha), None
+        return jnp.where(jnp.isfinite(step) & (jnp.abs(step) < 0.1), alpha - step, alpha)
 
-    candidates, _ = jax.lax.scan(lambda c, x: (jax.vmap(lambda a: polish(a, x)[0])(c), None),
-                                 candidates, None, length=POLISH_STEPS)
+    for _ in range(POLISH_STEPS):
+        candidates = jax.vmap(polish)(candidates)
     f_r, _, energy = jax.vmap(lambda alpha: _boundary(A, b, mu, alpha))(candidates)
     energy = jnp.where(f_r > 0, energy, jnp.inf)
     alpha = jax.lax.stop_gradient(candidates[jnp.argmin(energy)])

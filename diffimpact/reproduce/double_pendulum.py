@@ -125,17 +125,22 @@ def collisions(p, case, run):
     return np.array(rows).reshape(-1, 5)
 
 
+def _routh_run(p, obstacle, times, max_collisions):
+    """``dp.simulate_routh`` with the pendulum's energy: ψ, ψ̇ and E (J) at ``times``, the collision rows, and
+    E before and after each collision."""
+    psi, dpsi, rows = dp.simulate_routh(p, obstacle, times, max_collisions)
+    energy = jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))
+    angles = jnp.asarray(rows[:, 1:3])
+    return (psi, dpsi, np.asarray(energy(jnp.asarray(psi), jnp.asarray(dpsi))), rows,
+            np.asarray(energy(angles, jnp.asarray(rows[:, 3:5]))), np.asarray(energy(angles, jnp.asarray(rows[:, 5:7]))))
+
+
 def routh_case(p, case, times, max_collisions):
     """Sypniewska-Kamińska et al.'s (2017) model for ``routh_mu0`` / ``routh_mu0p15``: energy (J), ψ̇ (rad/s), gap (m) at ``times``
     and the collision table of ``collisions``."""
     obstacle = dp.Obstacle(friction=0.15 if case.endswith("0p15") else 0.0)
-    psi, dpsi, rows = dp.simulate_routh(p, obstacle, times, max_collisions)
-    energy = np.array([float(dp.minimal_energy(p, a, b)) for a, b in zip(psi, dpsi)])
-    table = np.array([
-        (t, float(dp.minimal_energy(p, jnp.array([a1, a2]), jnp.array([b1, b2]))),
-         float(dp.minimal_energy(p, jnp.array([a1, a2]), jnp.array([c1, c2]))), c1, c2)
-        for t, a1, a2, b1, b2, c1, c2, _ in rows
-    ]).reshape(-1, 5)
+    psi, dpsi, energy, rows, before, after = _routh_run(p, obstacle, times, max_collisions)
+    table = np.column_stack([rows[:, 0], before, after, rows[:, 5:7]])
     return energy, dpsi, np.asarray(dp.gap(p, obstacle, jnp.asarray(psi))), table
 
 
@@ -285,16 +290,11 @@ def run_routh(out, quick=False):
     lines = [f"Sypniewska-Kamińska et al. 2017 §4 by Routh's method (diffimpact.impulse.routh), k = 0.9, {duration:g} s"]
     for mu in (0.0, 0.15):
         key = "mu0p15" if mu else "mu0"
-        psi, dpsi, rows = dp.simulate_routh(p, dp.Obstacle(friction=mu), times, max_collisions=40)
-        energy = np.asarray(jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))(jnp.asarray(psi), jnp.asarray(dpsi)))
+        psi, dpsi, energy, rows, before, after = _routh_run(p, dp.Obstacle(friction=mu), times, max_collisions=40)
         forces = np.asarray(reactions(times, jnp.asarray(psi), jnp.asarray(dpsi)))
         columns.update({f"energy_J_{key}": energy, f"psi1_dot_rad_per_s_{key}": dpsi[:, 0],
                         f"psi2_dot_rad_per_s_{key}": dpsi[:, 1]})
         columns.update({f"{name}_N_{key}": forces[:, i] for i, name in enumerate("RPHV")})
-        before = np.asarray(jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))(jnp.asarray(rows[:, 1:3]),
-                                                                               jnp.asarray(rows[:, 3:5])))
-        after = np.asarray(jax.vmap(lambda a, b: dp.minimal_energy(p, a, b))(jnp.asarray(rows[:, 1:3]),
-                                                                              jnp.asarray(rows[:, 5:7])))
         for name, values in (("mu", np.full(len(rows), mu)), ("index", np.arange(1, len(rows) + 1)),
                              ("t_s", rows[:, 0]), ("energy_before_J", before), ("energy_after_J", after),
                              ("fig4_case", rows[:, 7])):

@@ -158,11 +158,10 @@ def run_academic(out, quick=False):
 def _plot_academic(panels, path, resolution):
     figure, axes = plt.subplots(1, 2, figsize=(11, 6))
     for axis, (frame, A, b, mu, star, coulomb) in zip(axes, panels):
-        a, Ahat, bhat = (np.asarray(v) for v in max_dissipation._schur(jnp.asarray(A), jnp.asarray(b)))
-        alpha = np.linspace(-np.pi, np.pi, 4001)
-        f_r = A[0, 0] + mu * (a[0] * np.cos(alpha) + a[1] * np.sin(alpha))
-        r = np.where(f_r > 0, mu * b[0] / np.where(f_r > 0, f_r, 1.0), np.nan)
-        boundary = np.stack([r * np.cos(alpha), r * np.sin(alpha)], -1)
+        _, Ahat, bhat = (np.asarray(v) for v in max_dissipation._schur(jnp.asarray(A), jnp.asarray(b)))
+        f_r, gamma, _ = jax.vmap(lambda angle: max_dissipation._boundary(A, b, mu, angle))(
+            jnp.linspace(-np.pi, np.pi, 4001))
+        boundary = np.where(np.asarray(f_r)[:, None] > 0, np.asarray(gamma), np.nan)
         low, high = np.nanmin(boundary, 0), np.nanmax(boundary, 0)
         low, high = low - 0.15 * (high - low), high + 0.15 * (high - low)
         xt, xo = np.meshgrid(np.linspace(low[0], high[0], resolution), np.linspace(low[1], high[1], resolution))
