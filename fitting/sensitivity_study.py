@@ -227,7 +227,7 @@ def pendulum_outputs(system):
     events = run.events
     after = tp.angular_velocities(events.v[1])
     _, approach_speed = model.forces[1].penetration_rate(model.split(events.q[0]), model.split(events.v[0]))
-    return jnp.stack([after[0], after[1], approach_speed])
+    return jnp.stack([after[0], after[1], approach_speed[0]])
 
 
 def pendulum_nominal(system=PENDULUM_NOMINAL):

@@ -1,9 +1,10 @@
 """Compliant contact between planar or spatial bodies, usable as a force of a ``Model``.
 
 A ``Contact`` pairs a gap geometry with a normal force law and an optional
-friction law. The geometry gives the penetration δ(q) (> 0 in contact), the
-unit normal n(q) (the direction of the force on the second body) and the
-contact point P(q). Then ([Poursina 2020] §2, [Gismeros Moreno 2022] §3.3):
+friction law. The geometry gives the penetration δ (> 0 in contact), the
+unit normal n (the direction of the force on the second body) and the
+contact point P from the coordinate blocks of its two bodies. Then
+([Poursina 2020] §2, [Gismeros Moreno 2022] §3.3):
 
 * δ̇ = ∂δ/∂q · v by autodiff (``jax.jvp``);
 * f_N = law(δ, δ̇), the clipped ``__call__`` of the law: compressive only and
@@ -32,6 +33,16 @@ Fig. 5). In 3-D the friction force is a 3-vector along the relative
 tangential velocity and its torques come from Jᵀ F, with the lever arms of
 the body orientation matrices.
 Body index ``None`` stands for the ground.
+
+Contacts come in **families** (as MuJoCo MJX generates collisions per pair of
+geometry types): a ``Contact`` holds one or more contacts of one geometry
+class, law class and friction law class, their arrays stacked along a
+leading contact axis and the body indices as integer arrays
+(``Contact.family``). Everything per contact (gaps, forces, event functions,
+onset updates in ``simulate``) is one ``jax.vmap`` over that axis and the
+generalised forces are summed by a scatter-add, so a scene's size is data:
+120 ball pairs trace and compile like one. ``Contact(geometry, law,
+friction)`` is a family of one.
 """
 
 import abc
@@ -40,6 +51,7 @@ from typing import Optional
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from diffimpact._validation import check_positive, check_range, unit_vector
 from diffimpact.contact._math import positive_power, safe_norm
@@ -48,42 +60,53 @@ from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import _check_exponent_restitution, _check_method, optimal_damping
 from diffimpact.impulse import newton
-from diffimpact.multibody.bodies import global_direction, global_point, orientation, position
+from diffimpact.multibody.bodies import SPATIAL_SIZE, orientation, point_position, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
 
 # --- geometries -------------------------------------------------------------------
 
 
-def _local(q, body, global_position):
-    """Body-frame coordinates s' of a global position (inverse of ``global_point``)."""
+def _body_index(name, body):
+    """A body index as an integer array leaf: −1 for the ground (``None``)."""
     if body is None:
-        return global_position
-    return orientation(q[body]).T @ (global_position - position(q[body]))
+        return jnp.asarray(-1)
+    if isinstance(body, bool) or not isinstance(body, (int, np.integer)) or body < 0:
+        raise ValueError(f"{name} must be a body index (int >= 0) or None for the ground; got {body!r}")
+    return jnp.asarray(int(body))
+
+
+def _local(pose, global_position):
+    """Body-frame coordinates s' of a global position (inverse of ``point_position``)."""
+    return orientation(pose).T @ (global_position - position(pose))
 
 
 class Geometry(eqx.Module):
     """Abstract gap geometry between bodies ``body_i`` and ``body_j``.
 
-    ``penetration(q)`` δ (m, > 0 in contact), ``normal(q)`` the unit vector along
-    which the contact pushes body j (−n on body i), ``point(q)`` the contact
-    point P (m); ``q`` is the tuple of per-body coordinates.
+    The methods see one contact: ``pose_i`` and ``pose_j`` are the coordinate
+    blocks of its two bodies (the ground's is the identity pose, so body-fixed
+    vectors of the ground are global). ``penetration`` δ (m, > 0 in
+    contact), ``normal`` the unit vector along which the contact pushes body j
+    (−n on body i), ``point`` the contact point P (m). The body indices are
+    integer leaves (−1 for the ground), so that contacts of one kind stack
+    into a family (``Contact.family``).
     """
 
-    body_i: eqx.AbstractVar[Optional[int]]
-    body_j: eqx.AbstractVar[Optional[int]]
+    body_i: eqx.AbstractVar[jnp.ndarray]
+    body_j: eqx.AbstractVar[jnp.ndarray]
 
     @abc.abstractmethod
-    def penetration(self, q):
-        """δ(q) (m)."""
+    def penetration(self, pose_i, pose_j):
+        """δ (m)."""
 
     @abc.abstractmethod
-    def normal(self, q):
-        """Unit normal n(q), on body j."""
+    def normal(self, pose_i, pose_j):
+        """Unit normal n, on body j."""
 
     @abc.abstractmethod
-    def point(self, q):
-        """Contact point P(q) (m)."""
+    def point(self, pose_i, pose_j):
+        """Contact point P (m)."""
 
 
 class CirclePlane(Geometry):
@@ -100,31 +123,32 @@ class CirclePlane(Geometry):
     ``SpherePlane`` is the same class.
     """
 
-    body_i: Optional[int] = eqx.field(static=True)
+    body_i: jnp.ndarray
     plane_point: jnp.ndarray
     plane_normal: jnp.ndarray
-    body_j: Optional[int] = eqx.field(static=True)
+    body_j: jnp.ndarray
     centre: jnp.ndarray
     radius: jnp.ndarray
 
     def __init__(self, body_i, plane_point, plane_normal, body_j, centre=None, radius=0.0):
-        self.body_i = body_i
+        self.body_i = _body_index("body_i", body_i)
         self.plane_point = jnp.asarray(plane_point, dtype=float)
         self.plane_normal = unit_vector("plane_normal", plane_normal)
-        self.body_j = body_j
+        self.body_j = _body_index("body_j", body_j)
         self.centre = jnp.zeros_like(self.plane_normal) if centre is None else jnp.asarray(centre, dtype=float)
         self.radius = check_range("radius", radius, 0.0)
         _same_dimension(plane_point=self.plane_point, plane_normal=self.plane_normal, centre=self.centre)
 
-    def normal(self, q):
-        return global_direction(q, self.body_i, self.plane_normal)
+    def normal(self, pose_i, pose_j):
+        return orientation(pose_i) @ self.plane_normal
 
-    def penetration(self, q):
-        offset = global_point(q, self.body_j, self.centre) - global_point(q, self.body_i, self.plane_point)
-        return self.radius - offset @ self.normal(q)
+    def penetration(self, pose_i, pose_j):
+        offset = point_position(pose_j, self.centre) - point_position(pose_i, self.plane_point)
+        return self.radius - offset @ self.normal(pose_i, pose_j)
 
-    def point(self, q):
-        return global_point(q, self.body_j, self.centre) - (self.radius - self.penetration(q) / 2) * self.normal(q)
+    def point(self, pose_i, pose_j):
+        depth = self.radius - self.penetration(pose_i, pose_j) / 2
+        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 SpherePlane = CirclePlane
@@ -149,34 +173,34 @@ class CircleCircle(Geometry):
     the same class.
     """
 
-    body_i: Optional[int] = eqx.field(static=True)
+    body_i: jnp.ndarray
     centre_i: jnp.ndarray
     radius_i: jnp.ndarray
-    body_j: Optional[int] = eqx.field(static=True)
+    body_j: jnp.ndarray
     centre_j: jnp.ndarray
     radius_j: jnp.ndarray
 
     def __init__(self, body_i, centre_i, radius_i, body_j, centre_j, radius_j):
-        self.body_i, self.body_j = body_i, body_j
+        self.body_i, self.body_j = _body_index("body_i", body_i), _body_index("body_j", body_j)
         self.centre_i = jnp.asarray(centre_i, dtype=float)
         self.centre_j = jnp.asarray(centre_j, dtype=float)
         self.radius_i = check_range("radius_i", radius_i, 0.0)
         self.radius_j = check_range("radius_j", radius_j, 0.0)
         _same_dimension(centre_i=self.centre_i, centre_j=self.centre_j)
 
-    def _axis(self, q):
-        return global_point(q, self.body_j, self.centre_j) - global_point(q, self.body_i, self.centre_i)
+    def _axis(self, pose_i, pose_j):
+        return point_position(pose_j, self.centre_j) - point_position(pose_i, self.centre_i)
 
-    def normal(self, q):
-        axis = self._axis(q)
+    def normal(self, pose_i, pose_j):
+        axis = self._axis(pose_i, pose_j)
         return axis / safe_norm(axis)
 
-    def penetration(self, q):
-        return self.radius_i + self.radius_j - safe_norm(self._axis(q))
+    def penetration(self, pose_i, pose_j):
+        return self.radius_i + self.radius_j - safe_norm(self._axis(pose_i, pose_j))
 
-    def point(self, q):
-        centre = global_point(q, self.body_i, self.centre_i)
-        return centre + (self.radius_i - self.penetration(q) / 2) * self.normal(q)
+    def point(self, pose_i, pose_j):
+        depth = self.radius_i - self.penetration(pose_i, pose_j) / 2
+        return point_position(pose_i, self.centre_i) + depth * self.normal(pose_i, pose_j)
 
 
 SphereSphere = CircleCircle
@@ -215,17 +239,17 @@ class SphereFace(Geometry):
     radius : R (m), ≥ 0.
     """
 
-    body_i: Optional[int] = eqx.field(static=True)
+    body_i: jnp.ndarray
     face_centre: jnp.ndarray
     face_normal: jnp.ndarray
     face_axis: jnp.ndarray
     half_lengths: jnp.ndarray
-    body_j: Optional[int] = eqx.field(static=True)
+    body_j: jnp.ndarray
     centre: jnp.ndarray
     radius: jnp.ndarray
 
     def __init__(self, body_i, face_centre, face_normal, face_axis, half_lengths, body_j, centre=None, radius=0.0):
-        self.body_i, self.body_j = body_i, body_j
+        self.body_i, self.body_j = _body_index("body_i", body_i), _body_index("body_j", body_j)
         self.face_centre = jnp.asarray(face_centre, dtype=float)
         self.face_normal = unit_vector("face_normal", face_normal)
         axis = jnp.asarray(face_axis, dtype=float)
@@ -241,25 +265,26 @@ class SphereFace(Geometry):
         if self.centre.shape != (3,):
             raise ValueError("SphereFace is spatial: its vectors must have 3 components")
 
-    def normal(self, q):
-        return global_direction(q, self.body_i, self.face_normal)
+    def normal(self, pose_i, pose_j):
+        return orientation(pose_i) @ self.face_normal
 
-    def _offset(self, q):
-        return global_point(q, self.body_j, self.centre) - global_point(q, self.body_i, self.face_centre)
+    def _offset(self, pose_i, pose_j):
+        return point_position(pose_j, self.centre) - point_position(pose_i, self.face_centre)
 
-    def plane_penetration(self, q):
+    def plane_penetration(self, pose_i, pose_j):
         """δ_p = R − (C − F) · n, the gap to the unbounded face plane (m)."""
-        return self.radius - self._offset(q) @ self.normal(q)
+        return self.radius - self._offset(pose_i, pose_j) @ self.normal(pose_i, pose_j)
 
-    def penetration(self, q):
-        offset = self._offset(q)
-        u = global_direction(q, self.body_i, self.face_axis)
-        w = jnp.cross(self.normal(q), u)
+    def penetration(self, pose_i, pose_j):
+        offset = self._offset(pose_i, pose_j)
+        u = orientation(pose_i) @ self.face_axis
+        w = jnp.cross(self.normal(pose_i, pose_j), u)
         margin = self.half_lengths - jnp.abs(jnp.stack([offset @ u, offset @ w]))
-        return jnp.minimum(self.plane_penetration(q), jnp.min(margin))
+        return jnp.minimum(self.plane_penetration(pose_i, pose_j), jnp.min(margin))
 
-    def point(self, q):
-        return global_point(q, self.body_j, self.centre) - (self.radius - self.plane_penetration(q) / 2) * self.normal(q)
+    def point(self, pose_i, pose_j):
+        depth = self.radius - self.plane_penetration(pose_i, pose_j) / 2
+        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 class Cushion(Geometry):
@@ -306,15 +331,15 @@ class Cushion(Geometry):
     centre : the sphere's centre, body-fixed (default: the centre of mass).
     """
 
-    body_i: Optional[int] = eqx.field(static=True)
+    body_i: jnp.ndarray
     vertices: jnp.ndarray
     nose_height: Optional[jnp.ndarray]
-    body_j: Optional[int] = eqx.field(static=True)
+    body_j: jnp.ndarray
     centre: jnp.ndarray
     radius: jnp.ndarray
 
     def __init__(self, vertices, body_j, radius, nose_height=None, centre=None):
-        self.body_i, self.body_j = None, body_j
+        self.body_i, self.body_j = _body_index("body_i", None), _body_index("body_j", body_j)
         self.vertices = jnp.asarray(vertices, dtype=float)
         if self.vertices.ndim != 2 or self.vertices.shape[0] < 2 or self.vertices.shape[1] != 2:
             raise ValueError(f"vertices must have shape (k + 1, 2) with k >= 1 segments; got {self.vertices.shape}")
@@ -325,9 +350,9 @@ class Cushion(Geometry):
         if self.centre.shape != (3,):
             raise ValueError(f"Cushion is spatial: centre must have 3 components; got shape {self.centre.shape}")
 
-    def _offset(self, q):
+    def _offset(self, pose_j):
         """C − P* (3-vector) from the nearest point of the nose to the sphere's centre."""
-        centre = global_point(q, self.body_j, self.centre)
+        centre = point_position(pose_j, self.centre)
         start, end = self.vertices[:-1], self.vertices[1:]
         along = end - start
         fraction = jnp.clip(jnp.sum((centre[:2] - start) * along, axis=1) / jnp.sum(along**2, axis=1), 0.0, 1.0)
@@ -337,15 +362,16 @@ class Cushion(Geometry):
         vertical = 0.0 if self.nose_height is None else centre[2] - self.nose_height
         return jnp.concatenate([nearest, jnp.reshape(vertical, (1,))])
 
-    def normal(self, q):
-        offset = self._offset(q)
+    def normal(self, pose_i, pose_j):
+        offset = self._offset(pose_j)
         return offset / safe_norm(offset)
 
-    def penetration(self, q):
-        return self.radius - safe_norm(self._offset(q))
+    def penetration(self, pose_i, pose_j):
+        return self.radius - safe_norm(self._offset(pose_j))
 
-    def point(self, q):
-        return global_point(q, self.body_j, self.centre) - (self.radius - self.penetration(q) / 2) * self.normal(q)
+    def point(self, pose_i, pose_j):
+        depth = self.radius - self.penetration(pose_i, pose_j) / 2
+        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 # --- impact-dependent laws ---------------------------------------------------------
@@ -454,13 +480,106 @@ class NewtonRestitution(RigidImpact):
 # --- the force element -------------------------------------------------------------
 
 
+def stack_poses(blocks):
+    """(b + 1, s): the per-body coordinate blocks as rows, with the ground's pose appended as the last row.
+
+    The ground's pose is the origin with the identity orientation (planar
+    (0, 0, 0), spatial (0, 0, 0, 1, 0, 0, 0)), so a body index −1 (the
+    ground) picks it and the ground's body-fixed vectors are global.
+    """
+    blocks = jnp.stack(blocks)
+    ground = jnp.zeros(blocks.shape[1])
+    if blocks.shape[1] == SPATIAL_SIZE:
+        ground = ground.at[3].set(1.0)
+    return jnp.concatenate([blocks, ground[None]])
+
+
+def stack_rates(blocks):
+    """(b + 1, s): the per-body velocity blocks as rows, with the ground's (zero) appended."""
+    blocks = jnp.stack(blocks)
+    return jnp.concatenate([blocks, jnp.zeros_like(blocks[:1])])
+
+
+def _generalized(part_i, part_j, body_i, body_j, bodies):
+    """One contact's parts (..., s) on its bodies i and j as generalised vectors (..., b s); the ground's dropped."""
+    size = part_i.shape[-1]
+    total = jnp.zeros(part_i.shape[:-1] + (bodies + 1, size))
+    total = total.at[..., body_i, :].add(part_i).at[..., body_j, :].add(part_j)
+    return total[..., :-1, :].reshape(part_i.shape[:-1] + (bodies * size,))
+
+
+def _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j):
+    """δ and δ̇ of one contact."""
+    return jax.jvp(contact.geometry.penetration, (pose_i, pose_j), (rate_i, rate_j))
+
+
+def _normal_force(contact, pose_i, pose_j, rate_i, rate_j):
+    """f_N of one contact (see ``Contact.normal_force``)."""
+    if contact.impulsive:
+        return jnp.asarray(0.0)
+    penetration, rate = _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j)
+    law = contact.active_law
+    by_event = jnp.where(contact.engaged > 0.5, law.force(penetration, rate), 0.0)
+    return jnp.where(contact.engaged < 0, law(penetration, rate), by_event)
+
+
+def _separation_function(contact, pose_i, pose_j, rate_i, rate_j):
+    """Of one contact (see ``Contact.separation_function``)."""
+    penetration, rate = _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j)
+    law = contact.active_law
+    if law is not None and law.separates_at_zero_force:
+        return law.force(penetration, rate) / law.stiffness
+    return penetration
+
+
+def _relative_point(contact, pose_i, pose_j, at_i, at_j):
+    """p_j − p_i for the material points of bodies j and i that are at the contact point P(``at_i``, ``at_j``)."""
+    contact_point = contact.geometry.point(at_i, at_j)
+    return point_position(pose_j, _local(at_j, contact_point)) - point_position(pose_i, _local(at_i, contact_point))
+
+
+def _contact_force(contact, pose_i, pose_j, rate_i, rate_j):
+    """Generalised forces on the two bodies of one contact: Jᵀ F, F = f_N n + F_t."""
+    normal = contact.geometry.normal(pose_i, pose_j)
+    normal_force = _normal_force(contact, pose_i, pose_j, rate_i, rate_j)
+    force = normal_force * normal
+    relative = lambda a, b: _relative_point(contact, a, b, pose_i, pose_j)  # noqa: E731
+    if contact.friction is not None:
+        velocity = jax.jvp(relative, (pose_i, pose_j), (rate_i, rate_j))[1]
+        force = force + contact.friction(normal_force, velocity - (velocity @ normal) * normal)
+    return jax.vjp(relative, pose_i, pose_j)[1](force)
+
+
+def _frame(normal):
+    """Q (d × d): the contact normal and tangents as columns."""
+    if normal.shape[0] == 2:
+        return jnp.stack([normal, jnp.stack([-normal[1], normal[0]])], axis=1)
+    helper = jnp.eye(3)[jnp.argmin(jnp.abs(normal))]  # the axis least aligned with n
+    tangent = jnp.cross(normal, helper)
+    tangent = tangent / jnp.linalg.norm(tangent)
+    return jnp.stack([normal, tangent, jnp.cross(normal, tangent)], axis=1)
+
+
+def _batch(tree):
+    """``tree`` with a leading contact axis of length one on every array leaf."""
+    return jax.tree.map(lambda x: jnp.asarray(x)[None], tree)
+
+
 class Contact(Force):
-    """Compliant (or instantaneous) contact between two bodies; see the module docstring.
+    """A family of compliant (or instantaneous) contacts of one kind; see the module docstring.
+
+    ``Contact(geometry, law, friction)`` is a family of one contact;
+    ``Contact.family(contacts)`` stacks contacts of one geometry kind, law and
+    friction law (the same classes and static settings) into one family.
+    Every array of a family has a leading contact axis, and every method works
+    on all its contacts at once (``jax.vmap``), so that a scene's size is data,
+    not code to trace: 120 ball pairs compile like one. Methods that return a
+    value per contact return arrays of length ``count``.
 
     Parameters
     ----------
     geometry : a ``Geometry`` (``CirclePlane``/``SpherePlane``, ``PointPlane``,
-        ``CircleCircle``/``SphereSphere``, ``SphereFace``).
+        ``CircleCircle``/``SphereSphere``, ``SphereFace``, ``Cushion``).
     law : ``NormalForceLaw``, ``ImpactLaw`` or ``RigidImpact`` (e.g. ``NewtonRestitution``).
     friction : optional ``FrictionLaw`` (not with a ``RigidImpact``, whose model has its own friction).
 
@@ -484,123 +603,183 @@ class Contact(Force):
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be a Geometry; got {type(geometry).__name__}")
         if isinstance(law, NormalForceLaw):
-            self.active_law = law
+            active_law = law
         elif isinstance(law, ImpactLaw):
-            self.active_law = law.at_impact(1.0, 1.0)
+            active_law = law.at_impact(1.0, 1.0)
         elif isinstance(law, RigidImpact):
             if friction is not None:
                 raise ValueError("a RigidImpact takes friction as a parameter of its model; pass friction=None")
-            self.active_law = None
+            active_law = None
         else:
             raise TypeError(
                 f"law must be a NormalForceLaw, ImpactLaw or RigidImpact; got {type(law).__name__}"
             )
         if friction is not None and not isinstance(friction, FrictionLaw):
             raise TypeError(f"friction must be a FrictionLaw or None; got {type(friction).__name__}")
-        self.geometry, self.law, self.friction = geometry, law, friction
-        self.engaged = jnp.asarray(-1.0)
+        self.geometry, self.law, self.friction = _batch(geometry), _batch(law), _batch(friction)
+        self.active_law = _batch(active_law)
+        self.engaged = jnp.asarray([-1.0])
+
+    @classmethod
+    def family(cls, contacts):
+        """One ``Contact`` holding ``contacts`` (each a ``Contact``, itself a family) in order.
+
+        They must share the geometry class, the law class, the friction law
+        class and every static setting (e.g. a damping factor's name), and
+        their arrays must have the same shapes past the contact axis (e.g.
+        cushions with the same number of vertices).
+        """
+        contacts = list(contacts)
+        if not contacts:
+            raise ValueError("a contact family needs at least one Contact; got none")
+        for k, contact in enumerate(contacts):
+            if not isinstance(contact, cls):
+                raise TypeError(f"contacts[{k}] must be a Contact; got {type(contact).__name__}")
+        first = contacts[0]
+        for k, contact in enumerate(contacts[1:], 1):
+            same = jax.tree.structure(contact) == jax.tree.structure(first) and all(
+                jnp.shape(a)[1:] == jnp.shape(b)[1:] for a, b in zip(jax.tree.leaves(contact), jax.tree.leaves(first))
+            )
+            if not same:
+                raise ValueError(
+                    f"contacts[{k}] differs in kind from contacts[0]: a family's contacts share the geometry, "
+                    f"law and friction classes, their static settings and array shapes; got "
+                    f"{_kind(contact)} and {_kind(first)}"
+                )
+        return jax.tree.map(lambda *leaves: jnp.concatenate(leaves), *contacts)
+
+    @property
+    def count(self):
+        """Number of contacts in the family."""
+        return self.engaged.shape[0]
+
+    def member(self, k):
+        """Contact ``k`` of the family, as a family of one."""
+        return jax.tree.map(lambda x: x[k : k + 1], self)
 
     @property
     def body_indices(self):
-        return (self.geometry.body_i, self.geometry.body_j)
+        indices = (self.geometry.body_i, self.geometry.body_j)
+        if not _is_concrete(indices):
+            return ()
+        return tuple(None if b < 0 else int(b) for b in np.concatenate([np.asarray(x) for x in indices]))
 
     @property
     def impulsive(self):
-        """Whether the contact is an instantaneous (rigid) impact."""
+        """Whether the contacts are instantaneous (rigid) impacts."""
         return isinstance(self.law, RigidImpact)
 
+    def each(self, member, q, v=None, *arrays):
+        """``member(contact, pose_i, pose_j, rate_i, rate_j, *rows)`` for every contact, vmapped.
+
+        ``q``, ``v``: per-body tuples of coordinates and velocities (``None``:
+        zero velocities); ``arrays``: (count, ...) arrays whose rows go with
+        the contacts. ``member`` sees one contact (its arrays without the
+        contact axis) and its two bodies' blocks.
+        """
+        poses = stack_poses(q)
+        rates = jnp.zeros_like(poses) if v is None else stack_rates(v)
+        i, j = self.geometry.body_i, self.geometry.body_j
+        return jax.vmap(member)(self, poses[i], poses[j], rates[i], rates[j], *arrays)
+
     def penetration(self, q):
-        """δ(q) (m)."""
-        return self.geometry.penetration(q)
+        """δ(q) (m), (count,)."""
+        return self.each(lambda c, a, b, _, __: c.geometry.penetration(a, b), q)
+
+    def normal(self, q):
+        """Unit normals n(q), (count, d)."""
+        return self.each(lambda c, a, b, _, __: c.geometry.normal(a, b), q)
 
     def penetration_rate(self, q, v):
-        """δ and δ̇ = ∂δ/∂q · v."""
-        return jax.jvp(self.geometry.penetration, (q,), (v,))
+        """δ and δ̇ = ∂δ/∂q · v, each (count,)."""
+        return self.each(_penetration_rate, q, v)
 
     def normal_force(self, q, v):
-        """f_N (N).
+        """f_N (N), (count,).
 
         Inside ``simulate`` the events decide: between onset and separation the
         law's ``force`` acts as it is (as in ``diffimpact.central_impact``), so
         the vector field is smooth within each segment; otherwise zero. Outside
         ``simulate`` the clipped law: ≥ 0, zero for δ ≤ 0.
         """
-        if self.impulsive:
-            return jnp.asarray(0.0)
-        penetration, rate = self.penetration_rate(q, v)
-        by_event = jnp.where(self.engaged > 0.5, self.active_law.force(penetration, rate), 0.0)
-        return jnp.where(self.engaged < 0, self.active_law(penetration, rate), by_event)
+        return self.each(_normal_force, q, v)
 
     def separation_function(self, q, v):
-        """Positive in contact, crossing zero downwards at separation.
+        """Positive in contact, crossing zero downwards at separation, (count,).
 
         f(δ, δ̇)/k (units m^n) for laws that separate at zero force (eq. (20)),
         else δ (m). ``simulate`` locates its sign change in time (bisection),
         so only the sign matters.
         """
-        penetration, rate = self.penetration_rate(q, v)
-        law = self.active_law
-        if law is not None and law.separates_at_zero_force:
-            return law.force(penetration, rate) / law.stiffness
-        return penetration
-
-    def _relative_point(self, q, at):
-        """p_j(q) − p_i(q) for the material points of bodies j and i at P(``at``)."""
-        contact_point = self.geometry.point(at)
-        i, j = self.geometry.body_i, self.geometry.body_j
-        return global_point(q, j, _local(at, j, contact_point)) - global_point(q, i, _local(at, i, contact_point))
+        return self.each(_separation_function, q, v)
 
     def __call__(self, bodies, q, v, t):
         del bodies, t
         if self.impulsive:
             return tuple(jnp.zeros_like(qi) for qi in q)
-        normal = self.geometry.normal(q)
-        normal_force = self.normal_force(q, v)
-        force = normal_force * normal
-        relative = lambda x: self._relative_point(x, q)  # noqa: E731
-        if self.friction is not None:
-            velocity = jax.jvp(relative, (q,), (v,))[1]
-            force = force + self.friction(normal_force, velocity - (velocity @ normal) * normal)
-        return jax.vjp(relative, q)[1](force)[0]
+        on_i, on_j = self.each(_contact_force, q, v)
+        total = jnp.zeros((len(q) + 1, on_i.shape[1])).at[self.geometry.body_i].add(on_i)
+        return tuple(total.at[self.geometry.body_j].add(on_j)[:-1])
 
     def potential_energy(self, bodies, q):
-        """Elastic energy k δ^(n+1)/(n+1) stored in the contact (J), δ > 0; zero when impulsive."""
+        """Elastic energy Σ k δ^(n+1)/(n+1) stored in the contacts (J), δ > 0; zero when impulsive."""
         del bodies
         if self.impulsive:
             return jnp.asarray(0.0)
         law = self.active_law
-        return law.stiffness * positive_power(self.penetration(q), law.exponent + 1.0) / (law.exponent + 1.0)
+        return jnp.sum(law.stiffness * positive_power(self.penetration(q), law.exponent + 1.0) / (law.exponent + 1.0))
 
     def at_onset(self, effective_mass, impact_velocity):
-        """The contact with its ``ImpactLaw`` resolved for this impact (itself otherwise)."""
+        """The contacts with their ``ImpactLaw`` resolved for impacts of these masses and speeds, (count,) each.
+
+        Itself for other laws.
+        """
         if not isinstance(self.law, ImpactLaw):
             return self
-        return eqx.tree_at(lambda c: c.active_law, self, self.law.at_impact(effective_mass, impact_velocity))
+        laws = jax.vmap(lambda law, mass, speed: law.at_impact(mass, speed))(
+            self.law, jnp.broadcast_to(effective_mass, (self.count,)), jnp.broadcast_to(impact_velocity, (self.count,))
+        )
+        return eqx.tree_at(lambda c: c.active_law, self, laws)
+
+
+def _kind(contact):
+    parts = [type(contact.geometry).__name__, type(contact.law).__name__, type(contact.friction).__name__]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _is_concrete(tree):
+    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(tree))
 
 
 # --- impact quantities of a contact in a constrained model --------------------------
 
 
 def normal_response(model, contact, q, t):
-    """Gap gradient w = ∂δ/∂q, M_c⁻¹ w and the effective mass m = 1/(wᵀ M_c⁻¹ w).
+    """For every contact of the family: w = ∂δ/∂q, M_c⁻¹ w and the effective mass m = 1/(wᵀ M_c⁻¹ w).
 
-    M_c⁻¹ w is the velocity change per unit generalised impulse w under the
-    constraints: ``[[M, Dᵀ], [D, 0]] [Δv; λ] = [w; 0]`` (the impulsive form of eq.
-    (2.20) of [Gismeros Moreno 2022], with Δ(D v) = 0). m is the effective mass of eq. (3)
-    of [Poursina 2020] for the contact normal of the constrained system.
+    Returns arrays of shapes (count, n), (count, n), (count,). M_c⁻¹ w is the
+    velocity change per unit generalised impulse w under the constraints:
+    ``[[M, Dᵀ], [D, 0]] [Δv; λ] = [w; 0]`` (the impulsive form of eq.
+    (2.20) of [Gismeros Moreno 2022], with Δ(D v) = 0), one factorisation for
+    all contacts. m is the effective mass of eq. (3) of [Poursina 2020] for the
+    contact normal of the constrained system.
     """
-    w = jax.grad(lambda x: contact.penetration(model.split(x)))(q)
-    response = _saddle_point_solve(
-        model.mass_matrix(q), model.jacobian(q, t), w, jnp.zeros(len(model.constraint(q, t)))
-    )
-    return w, response, 1.0 / (w @ response)
+    poses = stack_poses(model.split(q))
+    i, j = contact.geometry.body_i, contact.geometry.body_j
+    gradient = jax.grad(lambda c, a, b: c.geometry.penetration(a, b), argnums=(1, 2))
+    on_i, on_j = jax.vmap(gradient)(contact, poses[i], poses[j])
+    w = jax.vmap(lambda a, b, bi, bj: _generalized(a, b, bi, bj, len(model.bodies)))(on_i, on_j, i, j)
+    constraint = model.jacobian(q, t)
+    zero = jnp.zeros((constraint.shape[0], contact.count))
+    response = _saddle_point_solve(model.mass_matrix(q), constraint, w.T, zero).T
+    return w, response, 1.0 / jnp.sum(w * response, axis=1)
 
 
 def resolve_at_onset(model, contact, q, v, t):
-    """``contact`` with its law set for an impact at (q, v, t) (see ``Contact.at_onset``).
+    """``contact`` with the law of every contact set for an impact at (q, v, t) (see ``Contact.at_onset``).
 
     m from ``normal_response`` and ⁻δ̇ = w · v; a non-approaching onset
-    (⁻δ̇ ≤ 0, grazing) uses 1 m/s. A contact without an ``ImpactLaw`` is returned as it is.
+    (⁻δ̇ ≤ 0, grazing) uses 1 m/s. A family without an ``ImpactLaw`` is returned as it is.
     """
     if not isinstance(contact.law, ImpactLaw):
         return contact
@@ -610,30 +789,30 @@ def resolve_at_onset(model, contact, q, v, t):
 
 
 def contact_frame(contact, q):
-    """Q (d × d): the contact normal n (the direction of the force on the second body) and tangents, columns."""
-    n = contact.geometry.normal(q)
-    if n.shape[0] == 2:
-        return jnp.stack([n, jnp.stack([-n[1], n[0]])], axis=1)
-    helper = jnp.eye(3)[jnp.argmin(jnp.abs(n))]  # the axis least aligned with n
-    t = jnp.cross(n, helper)
-    t = t / jnp.linalg.norm(t)
-    return jnp.stack([n, t, jnp.cross(n, t)], axis=1)
+    """Q (count, d, d): each contact's normal n (the direction of the force on the second body) and tangents, columns."""
+    return jax.vmap(_frame)(contact.normal(q))
 
 
-def impact_velocity(model, contact, q, v, t):
-    """Velocities after the ``RigidImpact`` of ``contact`` at (q, v, t), by impulse–momentum under the constraints.
+def impact_velocity(model, contact, q, v, t, member=0):
+    """Velocities after the ``RigidImpact`` of contact ``member`` of the family at (q, v, t).
 
-    J = Qᵀ ∂r/∂q maps v to the contact velocity u = J v in the frame Q of
-    ``contact_frame`` (u_n = n · ṙ < 0 approaching; r = p_j − p_i the material
-    points at the contact point). With M_c⁻¹ the constrained inverse of
-    ``normal_response``, W = J M_c⁻¹ Jᵀ; the model's impulse λ then changes
-    v by M_c⁻¹ Jᵀ λ, keeping the constraint velocities. Models give no impulse
-    to a contact that is not approaching.
+    By impulse–momentum under the constraints: J = Qᵀ ∂r/∂q maps v to the
+    contact velocity u = J v in the frame Q of ``contact_frame`` (u_n = n · ṙ
+    < 0 approaching; r = p_j − p_i the material points at the contact point).
+    With M_c⁻¹ the constrained inverse of ``normal_response``, W = J M_c⁻¹ Jᵀ;
+    the model's impulse λ then changes v by M_c⁻¹ Jᵀ λ, keeping the constraint
+    velocities. Models give no impulse to a contact that is not approaching.
     """
-    relative = lambda x: contact._relative_point(model.split(x), model.split(q))  # noqa: E731
-    jacobian = contact_frame(contact, model.split(q)).T @ jax.jacfwd(relative)(q)
+    one = jax.tree.map(lambda x: x[member], contact)
+    poses = stack_poses(model.split(q))
+    i, j = one.geometry.body_i, one.geometry.body_j
+    pose_i, pose_j = poses[i], poses[j]
+    relative = lambda a, b: _relative_point(one, a, b, pose_i, pose_j)  # noqa: E731
+    on_i, on_j = jax.jacfwd(relative, argnums=(0, 1))(pose_i, pose_j)
+    frame = _frame(one.geometry.normal(pose_i, pose_j))
+    jacobian = frame.T @ _generalized(on_i, on_j, i, j, len(model.bodies))
     mass, constraint = model.mass_matrix(q), model.jacobian(q, t)
-    zero = jnp.zeros(len(model.constraint(q, t)))
-    responses = jax.vmap(lambda row: _saddle_point_solve(mass, constraint, row, zero))(jacobian)
-    result = contact.law.model(jacobian @ responses.T, jacobian @ v, **contact.law.parameters)
-    return v + responses.T @ result.impulse
+    zero = jnp.zeros((constraint.shape[0], jacobian.shape[0]))
+    responses = _saddle_point_solve(mass, constraint, jacobian.T, zero)
+    result = one.law.model(jacobian @ responses, jacobian @ v, **one.law.parameters)
+    return v + responses @ result.impulse

@@ -10,8 +10,9 @@ into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact ([Poursina 2020] §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
 runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
-down-crossing located on the dense output). Each contact is
-closed, open and receding, or open and approaching:
+down-crossing located on the dense output). Each contact (of each contact
+family, with its status in an array along the family's contact axis, all
+updates vectorised) is closed, open and receding, or open and approaching:
 
 * closed: the event is ``Contact.separation_function`` (the force of laws that
   separate at zero force, eq. (20) of [Poursina 2020], else δ);
@@ -82,7 +83,13 @@ import optimistix as optx
 
 from diffimpact._validation import check_positive, check_range
 from diffimpact.contact.normal import NormalForceLaw, free_surface
-from diffimpact.multibody.contact import Contact, impact_velocity, resolve_at_onset
+from diffimpact.multibody.contact import (
+    Contact,
+    _penetration_rate,
+    _separation_function,
+    impact_velocity,
+    resolve_at_onset,
+)
 from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.model import Model, State
 
@@ -127,7 +134,8 @@ class Events(eqx.Module):
     ----------
     count : number of events.
     t : event times (s), (max_events,).
-    contact : index of the contact in ``Model.forces``.
+    contact : index in ``Model.forces`` of the contact family.
+    member : index of the contact within its family.
     onset : True at contact onset, False at separation.
     q, v : state just after the event (after the impulse of a Newton impact).
     """
@@ -135,6 +143,7 @@ class Events(eqx.Module):
     count: jnp.ndarray
     t: jnp.ndarray
     contact: jnp.ndarray
+    member: jnp.ndarray
     onset: jnp.ndarray
     q: jnp.ndarray
     v: jnp.ndarray
@@ -347,32 +356,48 @@ def _check_impact_laws_open(model, state):
         contact = model.forces[k]
         if isinstance(contact.law, NormalForceLaw) or not _is_concrete(model, state):
             continue
-        if float(contact.penetration(model.split(state.q))) > 0:
+        closed = np.flatnonzero(np.asarray(contact.penetration(model.split(state.q))) > 0)
+        if closed.size:
             raise ValueError(
-                f"state0 is in contact at forces[{k}] ({type(contact.law).__name__}), whose law is "
-                "set at contact onset; start the simulation before the contact"
+                f"state0 is in contact at forces[{k}] (contact {int(closed[0])} of the family; "
+                f"{type(contact.law).__name__}), whose law is set at contact onset; start the simulation "
+                "before the contact"
             )
 
 
 def _select(flag, new, old):
-    """``new`` where ``flag`` else ``old``, leaf by leaf, for pytrees of the same structure."""
+    """``new`` where ``flag`` else ``old``, leaf by leaf, for pytrees of the same structure.
+
+    ``flag`` is a scalar, or one flag per row of every leaf (a contact family's flags).
+    """
     arrays, static = eqx.partition(new, eqx.is_array)
-    chosen = jax.tree.map(lambda a, b: jnp.where(flag, a, b), arrays, eqx.filter(old, eqx.is_array))
-    return eqx.combine(chosen, static)
+
+    def choose(a, b):
+        return jnp.where(jnp.reshape(flag, jnp.shape(flag) + (1,) * (jnp.ndim(a) - jnp.ndim(flag))), a, b)
+
+    return eqx.combine(jax.tree.map(choose, arrays, eqx.filter(old, eqx.is_array)), static)
 
 
 # Status of each contact in ``_simulate_events``.
 RECEDING, APPROACHING, CLOSED = 0, 1, 2
 
 
-def _open_gap(contact, q, v, t, residual, released):
-    """Gap g = x_s − δ of an open contact and its rate ġ = ẋ_s − δ̇ (x_s: ``free_surface``)."""
-    penetration, rate = contact.penetration_rate(q, v)
+def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, t, residual, released):
+    """Gap g = x_s − δ of one open contact and its rate ġ = ẋ_s − δ̇ (x_s: ``free_surface``)."""
+    penetration, rate = _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j)
     law = contact.active_law
     if law is None:
         return -penetration, -rate
     surface, surface_rate = free_surface(law, residual, t - released)
     return surface - penetration, surface_rate - rate
+
+
+def _open_gaps(contact, q, v, t, residual, released):
+    """``_open_gap`` of every contact of a family."""
+    return contact.each(
+        lambda c, *blocks_and_rows: _open_gap(c, *blocks_and_rows[:4], t, *blocks_and_rows[4:]),
+        q, v, residual, released,
+    )
 
 
 class _EventBisection(optx.Bisection):
@@ -396,8 +421,8 @@ class _EventBisection(optx.Bisection):
         return state.upper, aux, {}
 
 
-def _event_values(contacts, t, y, args):
-    """The two down-crossing event functions of every contact, (len(contacts), 2), chosen by status.
+def _event_values(families, t, y, args):
+    """The two down-crossing event functions of every contact, (contacts, 2), family by family, chosen by status.
 
     The first: the separation function when closed; ġ + v_r when receding
     (the bodies start to approach); g when approaching (onset). The second:
@@ -409,70 +434,79 @@ def _event_values(contacts, t, y, args):
     """
     model, status, residual, released, rest_speed = args
     q, v = (model.split(x) for x in y)
-    rows = []
-    for slot, k in enumerate(contacts):
-        contact = model.forces[k]
-        gap, rate = _open_gap(contact, q, v, t, residual[slot], released[slot])
-        open_value = jnp.where(status[slot] == RECEDING, rate + rest_speed, gap)
-        first = jnp.where(status[slot] == CLOSED, contact.separation_function(q, v), open_value)
-        second = jnp.where(status[slot] == APPROACHING, rest_speed - rate, 1.0)
-        rows.append(jnp.stack([first, second]))
-    return jnp.stack(rows)
+
+    def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
+        gap, rate = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, t, residual, released)
+        open_value = jnp.where(status == RECEDING, rate + rest_speed, gap)
+        closed_value = _separation_function(contact, pose_i, pose_j, rate_i, rate_j)
+        first = jnp.where(status == CLOSED, closed_value, open_value)
+        second = jnp.where(status == APPROACHING, rest_speed - rate, 1.0)
+        return jnp.stack([first, second])
+
+    return jnp.concatenate(
+        [model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
+    )
 
 
-def _apply_event(model, status, residual, released, slot, k, second, q, v, t, rest_speed):
-    """Contact k's event (its ``second`` function or the first): the new model, status and velocities.
+def _apply_events(model, k, status, residual, released, hit, second, q, v, t, rest_speed):
+    """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
-    Returns ``(model, status, residual, released, v, contact_event, onset)``;
-    ``contact_event`` is False at the turning points of an open gap.
+    Returns ``(model, status, residual, released, v, contact_event, onset)``,
+    the last two one flag per contact; ``contact_event`` is False at the
+    turning points of an open gap. Simultaneous impulsive impacts of one
+    family are applied one after the other, in the order of the family.
     """
     contact = model.forces[k]
-    current = status[slot]
     qs, vs = model.split(q), model.split(v)
     penetration = contact.penetration(qs)
-    separation = ~second & (current == CLOSED)
-    crossed = ~second & (current == APPROACHING)
-    turning = second | (current == RECEDING)
+    separation = hit & ~second & (status == CLOSED)
+    crossed = hit & ~second & (status == APPROACHING)
+    turning = hit & (second | (status == RECEDING))
     law = contact.active_law
     left = jnp.maximum(penetration, 0.0) if law is not None and law.separates_at_zero_force else 0.0
     # a residual surface deformation is kept until the bodies part (δ < 0 at a turning point)
-    new_residual = jnp.where(separation, left, jnp.where(turning & (penetration < 0), 0.0, residual[slot]))
+    new_residual = jnp.where(separation, left, jnp.where(turning & (penetration < 0), 0.0, residual))
     # After a turning point the gap (with the surface as it now stands) says which way the bodies go: the
     # status is chosen so that its functions start positive (receding: ġ > −v_r; approaching: ġ < v_r,
     # g > 0). Dropping the recovering surface when the bodies have parted changes ġ by −ẋ_s, so the
     # bodies may still be receding from the bare surface. A gap that closed within the rest band is an
     # onset at the turn.
-    gap, rate = _open_gap(contact, qs, vs, t, new_residual, released[slot])
+    gap, rate = _open_gaps(contact, qs, vs, t, new_residual, released)
     approaching = turning & (rate < -0.5 * rest_speed)
     landed = approaching & (gap <= 0)
     onset = crossed | landed
-    new_released = jnp.where(separation | onset, t, released[slot])
+    new_released = jnp.where(separation | onset, t, released)
     open_status = jnp.where(approaching, APPROACHING, RECEDING)
     if contact.impulsive:
         # the impulse reverses the approach: the bodies recede after it
         new_status = jnp.where(onset, RECEDING, open_status)
-        v = jnp.where(onset, impact_velocity(model, contact, q, v, t), v)
+
+        def impulse(v, member):
+            return jax.lax.cond(
+                onset[member], lambda v: impact_velocity(model, contact, q, v, t, member), lambda v: v, v
+            ), None
+
+        v = jax.lax.scan(impulse, v, jnp.arange(contact.count))[0]
         updated = model
     else:
         new_status = jnp.where(onset, CLOSED, open_status)
         # a fresh impact sets the law; a return onto the recovering surface keeps it
         fresh = onset & (new_residual <= 0)
-        resolved = eqx.tree_at(lambda m: m.forces[k], model, resolve_at_onset(model, contact, q, v, t))
-        updated = _engage(_select(fresh, resolved, model), k, new_status == CLOSED)
+        resolved = jax.lax.cond(
+            jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t), lambda c: c, contact
+        )
+        contact = _select(fresh, resolved, contact)
+        engaged = jnp.where(hit, (new_status == CLOSED).astype(float), contact.engaged)
+        updated = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
     return (
         updated,
-        status.at[slot].set(new_status),
-        residual.at[slot].set(new_residual),
-        released.at[slot].set(new_released),
+        jnp.where(hit, new_status, status),
+        new_residual,
+        new_released,
         v,
         separation | onset,
         onset,
     )
-
-
-def _engage(model, k, engaged):
-    """The model with contact k's ``engaged`` flag set (a float, so it rides in the fitted parameters)."""
-    return eqx.tree_at(lambda m: m.forces[k].engaged, model, jnp.asarray(engaged, dtype=float))
 
 
 @eqx.filter_jit
@@ -480,22 +514,24 @@ def _simulate_events(
     model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol,
     rest_speed,
 ):
-    contacts = _contact_indices(model)
+    families = _contact_indices(model)
+    counts = [model.forces[k].count for k in families]
+    slots = np.cumsum([0] + counts)
     q0, v0 = model.split(state0.q), model.split(state0.v)
     status0 = []
-    for slot, k in enumerate(contacts):
+    for k in families:
         contact = model.forces[k]
         penetration, rate = contact.penetration_rate(q0, v0)
         closed = (penetration > 0) & (not contact.impulsive)
-        model = _engage(model, k, closed)
+        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
         status0.append(jnp.where(closed, CLOSED, jnp.where(rate >= 0, APPROACHING, RECEDING)))
-    status0 = jnp.stack(status0)
+    status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
     event = dfx.Event(
-        lambda t, y, args, **kwargs: jnp.min(_event_values(contacts, t, y, args)),
+        lambda t, y, args, **kwargs: jnp.min(_event_values(families, t, y, args)),
         root_finder=_EventBisection(rtol=event_tol, atol=event_tol, flip=True),
         direction=False,
     )
@@ -534,34 +570,39 @@ def _simulate_events(
             new_ys = _select(saved[:, None], solution.ys[0], ys)
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
-            values = _event_values(contacts, t1, (q1, v1), (model, status, residual, released, rest_speed))
+            values = _event_values(families, t1, (q1, v1), (model, status, residual, released, rest_speed))
             due = happened & (values <= 0)
-            new = (model, status, residual, released)
+            new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
-            for slot, k in enumerate(contacts):
-                hit = due[slot, 0] | due[slot, 1]
-                *state_k, v_k, event_k, onset_k = _apply_event(
-                    *new, slot, k, due[slot, 1] & ~due[slot, 0], q1, v1, t1, rest_speed
+            for f, k in enumerate(families):
+                rows = due[slots[f] : slots[f + 1]]
+                hit = rows[:, 0] | rows[:, 1]
+                new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
+                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0],
+                    q1, v1, t1, rest_speed,
                 )
-                new = _select(hit, tuple(state_k), new)
-                v1 = jnp.where(hit, v_k, v1)
-                times.append(jnp.where(hit & event_k, t1, jnp.inf))
-                onsets.append(hit & onset_k)
-            new_model, new_status, new_residual, new_released = new
+                new_status.append(status_f)
+                new_residual.append(residual_f)
+                new_released.append(released_f)
+                times.append(jnp.where(hit & event_f, t1, jnp.inf))
+                onsets.append(hit & onset_f)
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
-            record = (jnp.stack(times), jnp.stack(onsets), q1, v1)
+            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1, v1)
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
-            carry = (new_params, new_status, new_residual, new_released, t1, q1, v1, new_ys, ~happened)
+            carry = (
+                new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
+                ~happened,
+            )
             return carry, (record, steps)
 
         def skip(_):
-            record = (jnp.full(len(contacts), jnp.inf), jnp.zeros(len(contacts), bool), q, v)
+            record = (jnp.full(slots[-1], jnp.inf), jnp.zeros(slots[-1], bool), q, v)
             return (params, status, residual, released, t0, q, v, ys, done), (record, jnp.asarray(0, dtype=int))
 
         return jax.lax.cond(done, skip, run, None)
 
     nan = jnp.full((len(save_times), model.size), jnp.nan)
-    zeros = jnp.zeros(len(contacts))
+    zeros = tuple(jnp.zeros(count) for count in counts)
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
     carry, (records, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
     count = jnp.sum(jnp.isfinite(records[0]))
@@ -574,11 +615,14 @@ def _simulate_events(
     # contact events in time order (simultaneous ones in the order of the contacts); the
     # turning points only ended segments
     order = jnp.argsort(times.reshape(-1), stable=True)[:max_events]
-    segment_of, slot_of = order // len(contacts), order % len(contacts)
+    segment_of, slot_of = order // slots[-1], order % slots[-1]
+    family_of = np.repeat(families, counts)
+    member_of = np.concatenate([np.arange(count) for count in counts])
     events = Events(
         count,
         times.reshape(-1)[order],
-        jnp.asarray(contacts)[slot_of],
+        jnp.asarray(family_of)[slot_of],
+        jnp.asarray(member_of)[slot_of],
         onsets.reshape(-1)[order],
         q_events[segment_of],
         v_events[segment_of],

@@ -23,7 +23,7 @@ y_red| (the two back balls must move symmetrically), the yellow ball's x(t)
 (fig. 11: the paper finds it moving back after the break for this α, which
 it checked against a non-smooth model and judged wrong) and the balls'
 heights (fig. 10). The contact events of the last run go to
-``formulations-events.csv`` (force: index into ``billiard.contact_names()``).
+``formulations-events.csv`` (force, member: the contact is ``billiard.contact_names()[force][member]``).
 CPU time is split into compile time (first call minus
 second call at 0.01 s) and run time (a later call; the step limit is a traced
 argument, so the small step reuses the compiled function); wall-clock with
@@ -136,7 +136,7 @@ def run(out, quick=False, names=tuple(FORMULATIONS)):
     count = int(events.count)
     write_csv(out / "formulations-events.csv", {
         "t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
-        "onset": np.asarray(events.onset[:count]),
+        "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count]),
     })
     names_of_forces = billiard.contact_names()
     _plot(columns, timing, names, steps, out / "formulations.png")
@@ -159,8 +159,10 @@ def run(out, quick=False, names=tuple(FORMULATIONS)):
             f"{timing['compile_s'][i]:11.2f} {timing['run_s'][i]:8.2f}"
         )
     lines.append(f"  contact events ({FORMULATION_LABELS[names[-1]]}, step ≤ {steps[-1]:g} s):")
-    for t_event, force, onset in zip(events.t[:count], events.contact[:count], events.onset[:count]):
-        lines.append(f"    {float(t_event):.6f} s  {names_of_forces[int(force)]:<14} {'onset' if onset else 'separation'}")
+    for t_event, force, member, onset in zip(events.t[:count], events.contact[:count], events.member[:count],
+                                             events.onset[:count]):
+        name = names_of_forces[int(force)][int(member)]
+        lines.append(f"    {float(t_event):.6f} s  {name:<14} {'onset' if onset else 'separation'}")
     return "\n".join(lines)
 
 

@@ -74,8 +74,8 @@ def _contact_history(model, trajectory, inside):
     contact = resolve_at_onset(model, model.forces[1], events.q[0], events.v[0], events.t[0])
     split = lambda x: model.split(jnp.asarray(x))  # noqa: E731
     q, v = np.asarray(trajectory.q)[inside], np.asarray(trajectory.v)[inside]
-    penetration = np.array([float(contact.penetration(split(x))) for x in q])
-    force = np.array([float(contact.normal_force(split(x), split(y))) for x, y in zip(q, v)])
+    penetration = np.array([float(contact.penetration(split(x))[0]) for x in q])
+    force = np.array([float(contact.normal_force(split(x), split(y))[0]) for x, y in zip(q, v)])
     return penetration, force
 
 

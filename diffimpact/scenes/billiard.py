@@ -219,7 +219,7 @@ def _check_balls(balls):
 
 
 def model(p, balls=4):
-    """The break: ``balls`` balls, gravity, a ball–cloth contact per ball, then a ball–ball contact per pair.
+    """The break: ``balls`` balls; forces gravity, the ball–cloth family (a contact per ball), the ball–ball family (per pair).
 
     ``balls``: 4 for the break; 2 for the cue ball and the yellow ball alone
     (a head-on collision).
@@ -227,14 +227,18 @@ def model(p, balls=4):
     names = _check_balls(balls)
     pairs = [ball_pair(p, i, j) for i, j in itertools.combinations(range(len(names)), 2)]
     return Model([ball(p, name) for name in names],
-                 forces=[Gravity((0.0, 0.0, -p.gravity)), *(cloth(p, i) for i in range(len(names))), *pairs])
+                 forces=[Gravity((0.0, 0.0, -p.gravity)), Contact.family(cloth(p, i) for i in range(len(names))),
+                         Contact.family(pairs)])
 
 
 def contact_names(balls=4):
-    """Names of ``model(p, balls).forces`` in order: "gravity", "cloth–cue", …, "cue–yellow", …"""
+    """Names of the contacts of ``model(p, balls)``, per force: ``names[events.contact][events.member]``.
+
+    ``[["gravity"], ["cloth–cue", …], ["cue–yellow", …]]``.
+    """
     names = _check_balls(balls)
-    return ["gravity", *(f"cloth–{name}" for name in names),
-            *(f"{a}–{b}" for a, b in itertools.combinations(names, 2))]
+    return [["gravity"], [f"cloth–{name}" for name in names],
+            [f"{a}–{b}" for a, b in itertools.combinations(names, 2)]]
 
 
 def initial_state(p, balls=4):
@@ -278,9 +282,10 @@ def cushion_model(p, nose_height=None):
 
 
 def pair_model(p, friction=None):
-    """The cue ball (0) and an object ball (1) on the cloth: forces gravity, two cloth contacts, the pair."""
+    """The cue ball (0) and an object ball (1) on the cloth: forces gravity, the two cloth contacts, the pair."""
     return Model([ball(p, "cue"), ball(p, "object")],
-                 forces=[Gravity((0.0, 0.0, -p.gravity)), cloth(p, 0), cloth(p, 1), ball_pair(p, 0, 1, friction)])
+                 forces=[Gravity((0.0, 0.0, -p.gravity)), Contact.family([cloth(p, 0), cloth(p, 1)]),
+                         ball_pair(p, 0, 1, friction)])
 
 
 def cut_shot_state(p, speed, cut, cue_x, object_x, rolling=True):
@@ -324,7 +329,7 @@ CUSHION_GAP = 1e-4
 #: is 13 ms for the softest rubber the fits allow (E = 1 MPa, ν = 0.49) at 0.25 m/s.
 AFTER_CONTACT = 0.06
 #: Force index of the cushion in ``cushion_model`` and of the ball pair in ``pair_model``.
-CUSHION_FORCE, PAIR_FORCE = 2, 3
+CUSHION_FORCE, PAIR_FORCE = 2, 2
 
 
 def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, nose=True, adjoint=None,

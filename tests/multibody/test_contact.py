@@ -263,9 +263,9 @@ def test_simultaneous_impacts_keep_the_symmetry():
 def test_circle_circle_geometry_and_torque_free_normal_force():
     geometry = CircleCircle(0, (0.0, 0.0), 0.1, 1, (0.0, 0.0), 0.2)
     q = (jnp.array([0.0, 0.0, 0.3]), jnp.array([0.25, 0.0, -0.2]))
-    assert float(geometry.penetration(q)) == pytest.approx(0.05)
-    np.testing.assert_allclose(geometry.normal(q), [1.0, 0.0])
-    np.testing.assert_allclose(geometry.point(q), [0.075, 0.0])
+    assert float(geometry.penetration(*q)) == pytest.approx(0.05)
+    np.testing.assert_allclose(geometry.normal(*q), [1.0, 0.0])
+    np.testing.assert_allclose(geometry.point(*q), [0.075, 0.0])
     contact = Contact(geometry, HertzLinearDamper(1e5, 1.5, 0.0))
     bodies = (PlanarBody(1.0, 1.0), PlanarBody(1.0, 1.0))
     force = contact(bodies, q, (jnp.zeros(3), jnp.zeros(3)), 0.0)

@@ -29,6 +29,7 @@ VERTICES = np.array([[-0.5, 0.0], [0.0, 0.0], 0.1 * JAW])
 LONG_NORMAL = np.array([0.0, -1.0])  # into the table
 SHORT_NORMAL = np.array([JAW[1], -JAW[0]])  # the jaw's normal, on the table side
 SPEED = 1.0
+GROUND = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])  # the identity pose the ground's geometry is seen from
 RESTITUTION = 0.98
 
 
@@ -86,16 +87,16 @@ def test_gap_and_normal_in_closed_form():
     centre = np.array([-0.2, -0.9 * RADIUS, RADIUS])
     q = (jnp.concatenate([jnp.asarray(centre), jnp.array([1.0, 0.0, 0.0, 0.0])]),)
     face, nose = Cushion(VERTICES, 0, RADIUS), Cushion(VERTICES, 0, RADIUS, nose_height=1.4 * RADIUS)
-    np.testing.assert_allclose(face.penetration(q), 0.1 * RADIUS, rtol=1e-12)
-    np.testing.assert_allclose(face.normal(q), [0.0, -1.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(face.penetration(GROUND, *q), 0.1 * RADIUS, rtol=1e-12)
+    np.testing.assert_allclose(face.normal(GROUND, *q), [0.0, -1.0, 0.0], atol=1e-15)
     offset = np.array([0.0, -0.9 * RADIUS, -0.4 * RADIUS])
-    np.testing.assert_allclose(nose.penetration(q), RADIUS - np.linalg.norm(offset), rtol=1e-12)
-    np.testing.assert_allclose(nose.normal(q), unit(offset), rtol=1e-12)
-    assert float(nose.normal(q)[2]) < 0  # the nose presses the ball into the cloth
+    np.testing.assert_allclose(nose.penetration(GROUND, *q), RADIUS - np.linalg.norm(offset), rtol=1e-12)
+    np.testing.assert_allclose(nose.normal(GROUND, *q), unit(offset), rtol=1e-12)
+    assert float(nose.normal(GROUND, *q)[2]) < 0  # the nose presses the ball into the cloth
     # past the corner the nearest point is the corner itself, seen by both faces: counted once
     beyond = np.array([0.3 * RADIUS, -0.3 * RADIUS, RADIUS])
     q = (jnp.concatenate([jnp.asarray(beyond), jnp.array([1.0, 0.0, 0.0, 0.0])]),)
-    np.testing.assert_allclose(face.penetration(q), RADIUS - np.hypot(0.3, 0.3) * RADIUS, rtol=1e-12)
+    np.testing.assert_allclose(face.penetration(GROUND, *q), RADIUS - np.hypot(0.3, 0.3) * RADIUS, rtol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from diffimpact.multibody import (
 
 MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.17, 0.028575, 1e8, 1.5, 0.6, 2.0
 G = 9.81
+GROUND = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])  # the identity pose the ground's geometry is seen from
 NORMAL = np.array([1.0, 2.0, 2.0]) / 3.0  # a plane that is not a coordinate plane
 AXIS = np.array([2.0, -1.0, 0.0]) / np.sqrt(5.0)  # in that plane
 SIDE = np.cross(NORMAL, AXIS)
@@ -144,7 +145,7 @@ def test_sphere_face_penetration_is_continuous_across_the_rim():
 
     def penetration(x):
         q = (jnp.concatenate([jnp.array([x, 0.0, 0.02 - depth]), euler_parameters([0, 0, 1], 0.0)]),)
-        return float(face.penetration(q))
+        return float(face.penetration(GROUND, *q))
 
     assert penetration(0.0) == pytest.approx(depth)  # inside: the plane's δ
     assert penetration(0.1 - depth / 2) == pytest.approx(depth / 2)  # rim strip: fades out

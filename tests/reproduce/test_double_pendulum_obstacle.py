@@ -43,7 +43,7 @@ def test_the_disk_hits_the_floor_where_eq_7_vanishes(params, runs, tables):
         assert len(tables[case]) == 2, case
         first, t = run.events.q[0], run.events.t[0]
         # The located onset: the contact's own δ (absolute coordinates) is zero ...
-        assert abs(float(model.forces[-1].penetration(model.split(first)))) < 1e-10
+        assert abs(float(model.forces[-1].penetration(model.split(first))[0])) < 1e-10
         # ... and so is f of eq. (7) (the lowest point of the disk touches y = −D), up to the
         # drift of the joints, which eq. (7) in the angles alone cannot see (observed 3.3e-9 m
         # against ‖Φ‖ = 9e-9 m).
@@ -103,8 +103,8 @@ def test_frictionless_loss_is_that_of_restitution_0_9(params, runs, tables):
     q, v = run.events.q[0], run.events.v[0]
     contact = model.forces[-1]
     w, _, mass = normal_response(model, contact, q, run.events.t[0])
-    approach = float(w @ v)
-    expected = (1 - 0.9**2) * 0.5 * float(mass) * approach**2
+    approach = float(w[0] @ v)
+    expected = (1 - 0.9**2) * 0.5 * float(mass[0]) * approach**2
     loss = tables["mu0"][0, 1] - tables["mu0"][0, 2]
     assert loss == pytest.approx(expected, rel=0.01)
 

@@ -43,7 +43,7 @@ def test_writes_the_documented_files(out):
     assert (out / "formulations-timing.csv").read_text().splitlines()[0] == ",".join(study.TIMING_COLUMNS)
     events = read_csv(out / "formulations-events.csv")
     names = billiard.contact_names()
-    first = names[int(events["force"][0])]
+    first = names[int(events["force"][0])][int(events["member"][0])]
     assert first == "cue–yellow" and events["onset"][0] == 1
 
 

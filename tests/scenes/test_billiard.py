@@ -17,7 +17,7 @@ from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 
 CUE, YELLOW = 0, 1
-PAIR = 3  # forces: gravity, two ball–cloth contacts, the ball–ball contact
+PAIR = 2  # forces: gravity, the two ball–cloth contacts, the ball–ball contact
 TIMES = jnp.array([0.0, 0.05, 0.1, 0.125])
 
 
