@@ -641,10 +641,12 @@ def pockets(p):
     A ball is pocketed when its centre enters the hole (``pocket_depth`` > 0):
     its centre of mass is then past the edge of the slate, so the cloth no
     longer carries it and it drops off. A ball's centre can reach a hole only
-    through the mouth between the jaws: elsewhere the cushions keep it R from
-    the noses, and the holes lie beyond the nose lines but for a sliver of a
-    corner pocket's mouth (the drop line of a corner pocket, mouth/2 − shelf
-    inside the corner, is nearer than R to both nose lines there).
+    through the mouth between the jaws: the holes lie beyond the nose lines,
+    but for a sliver of each corner pocket (its drop point lies mouth/2 − shelf
+    inside the corner, 9.5 mm from both nose lines with the defaults), and a
+    centre less than R from a nose line can only be in a mouth, where there is
+    no cushion. A simulation locates the drop as an event: ``pocket_depth``
+    crosses zero upwards.
     """
     lips = _lips(p)
     mouth_start, mouth_end = lips[:, 1], jnp.roll(lips[:, 0], -1, axis=0)
