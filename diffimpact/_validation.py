@@ -112,6 +112,22 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
     return jnp.asarray(value, dtype=float)
 
 
+def refuse_where(value, bad, message, got=None):
+    """``value`` if ``bad`` holds nowhere: a check whose condition may be traced.
+
+    ``bad``: booleans of any shape, computed from the inputs. Concrete: a
+    ``ValueError(message)``, with "; got …" appended when ``got`` is given (a
+    callable that describes the offending input, called only when refusing).
+    Traced: the check is compiled in on ``value`` with ``equinox.error_if``,
+    which raises ``message`` when the function runs.
+    """
+    if isinstance(bad, jax.core.Tracer):
+        return eqx.error_if(value, jnp.any(bad), message)
+    if np.any(np.asarray(bad)):
+        raise ValueError(message if got is None else f"{message}; got {got()}")
+    return value
+
+
 def check_positive(name, value):
     """``value > 0`` and finite."""
     return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True)

@@ -97,3 +97,25 @@ def test_traced_checks_raise_with_the_message_under_both_jits():
         eqx.filter_jit(di.optimal_damping)(jnp.asarray(-1.0), 3.0, 1e8, 1.5, 0.3)
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"mass must be finite and in \(0, inf\)"):
         jax.jit(di.optimal_damping)(jnp.asarray(-1.0), 3.0, 1e8, 1.5, 0.3)
+
+
+def test_refuse_where_concrete_and_traced():
+    # one check for conditions on several inputs: ValueError now, with "; got …" when asked; compiled in when traced
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    from diffimpact._validation import refuse_where
+
+    value = jnp.arange(3.0)
+    assert refuse_where(value, value < 0, "value must be >= 0") is value
+    with pytest.raises(ValueError, match=r"^times must be non-decreasing$"):
+        refuse_where(value, jnp.diff(value[::-1]) < 0, "times must be non-decreasing")
+    with pytest.raises(ValueError, match=re.escape("times must be non-decreasing; got [2. 1. 0.]")):
+        refuse_where(value, jnp.diff(value[::-1]) < 0, "times must be non-decreasing", lambda: np.asarray(value[::-1]))
+
+    def first(x):
+        return refuse_where(x, jnp.diff(x) < 0, "times must be non-decreasing", lambda: "never called")[0]
+
+    assert float(eqx.filter_jit(first)(value)) == 0.0
+    with pytest.raises(eqx.EquinoxRuntimeError, match="times must be non-decreasing"):
+        eqx.filter_jit(first)(value[::-1])

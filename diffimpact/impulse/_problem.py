@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_range
+from diffimpact._validation import check_range, refuse_where
 from diffimpact.contact._math import safe_norm
 
 
@@ -59,15 +59,6 @@ def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
     if restitution is None:
         return delassus, velocity, friction
     return delassus, velocity, friction, check_range("restitution", restitution, 0.0, 1.0)
-
-
-def refuse_where(value, bad, message):
-    """``value``, or a ``ValueError`` (concrete) / ``EquinoxRuntimeError`` (traced) where ``bad`` holds."""
-    if isinstance(bad, jax.core.Tracer):
-        return eqx.error_if(value, bad, message)
-    if np.any(np.asarray(bad)):
-        raise ValueError(message)
-    return value
 
 
 def sliding_directions(velocity, contacts, dimension):

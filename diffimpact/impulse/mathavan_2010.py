@@ -117,7 +117,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._broadcast import broadcast_map
-from diffimpact._validation import check_positive, check_range
+from diffimpact._validation import check_positive, check_range, refuse_where
 from diffimpact.contact._math import safe_norm
 
 #: The paper's parameters (section 3.5, Table/Fig. 7): snooker ball mass (kg), radius (m),
@@ -302,19 +302,9 @@ def _rebound(speed, incidence, topspin, sidespin, mass, radius, sin_theta, resti
     )
 
 
-def _require(ok, message, value, *arguments):
-    """``value`` after checking ``ok(*arguments)`` everywhere (a check of several arguments).
-
-    Concrete arguments: ``ValueError(message)``; traced ones: ``eqx.error_if`` with the message.
-    """
-    if any(isinstance(a, jax.core.Tracer) for a in arguments):
-        arrays = [jnp.asarray(a, dtype=float) for a in arguments]
-        return eqx.error_if(value, ~jnp.all(ok(*arrays)), message)
-    arrays = [np.asarray(a, dtype=float) for a in arguments]
-    if not np.all(ok(*arrays)):
-        got = ", ".join(str(a.ravel()[:5].tolist()) for a in arrays)
-        raise ValueError(f"{message}; got {got}")
-    return value
+def _values(*arguments):
+    """What a refused check of several arguments got: up to five values of each (``refuse_where``'s ``got``)."""
+    return lambda: ", ".join(str(np.asarray(a, dtype=float).ravel()[:5].tolist()) for a in arguments)
 
 
 def _check_steps(steps):
@@ -370,10 +360,11 @@ def cushion_rebound(speed, incidence, topspin=0.0, sidespin=0.0, *, mass=MASS, r
     if height is None:
         sin_theta = jnp.asarray(SIN_THETA_PAPER)
     else:
-        height = _require(
-            lambda h, r: (h >= r) & (h < 2.0 * r),
+        height = jnp.asarray(height, dtype=float)
+        height = refuse_where(
+            height, ~((height >= radius) & (height < 2.0 * radius)),
             "height must be finite and in [radius, 2 radius) (the cushion contact between the ball's centre "
-            "and top) (height, radius)", jnp.asarray(height, dtype=float), height, radius,
+            "and top) (height, radius)", _values(height, radius),
         )
         sin_theta = height / radius - 1.0
     restitution = check_range("restitution", restitution, 0.0, 1.0)
@@ -384,12 +375,12 @@ def cushion_rebound(speed, incidence, topspin=0.0, sidespin=0.0, *, mass=MASS, r
         c = (1.0 - s) ** 0.5 * (1.0 + s) ** 0.5
         return c - mu_w * s - mu_s * (s + mu_w * c) > 0.0
 
-    cushion_friction = _require(
-        bracket_positive,
+    cushion_friction = refuse_where(
+        cushion_friction, ~bracket_positive(sin_theta, cushion_friction, cloth_friction),
         "cushion_friction and cloth_friction must satisfy cos θ − cushion_friction sin θ − cloth_friction "
         "(sin θ + cushion_friction cos θ) > 0, sin θ = (height − radius)/radius (else the normal speed need "
         "not fall as the impulse grows, eq. (14b)) (sin θ, cushion_friction, cloth_friction)",
-        cushion_friction, sin_theta, cushion_friction, cloth_friction,
+        _values(sin_theta, cushion_friction, cloth_friction),
     )
     return _cushion_rebound(speed, incidence, topspin, sidespin, mass, radius, sin_theta, restitution,
                             cushion_friction, cloth_friction, steps)

@@ -21,7 +21,8 @@ between compression and the end of the impact.
 
 import jax.numpy as jnp
 
-from diffimpact.impulse._problem import Impact, check_problem, refuse_where, sliding_directions, solve_lcp
+from diffimpact._validation import refuse_where
+from diffimpact.impulse._problem import Impact, check_problem, sliding_directions, solve_lcp
 
 
 def _directions(velocity, friction, contacts, dimension):

@@ -21,7 +21,8 @@ energy even without friction; tests show both).
 
 import jax.numpy as jnp
 
-from diffimpact.impulse._problem import Impact, refuse_where, solve_lcp
+from diffimpact._validation import refuse_where
+from diffimpact.impulse._problem import Impact, solve_lcp
 from diffimpact.impulse.newton import check, normal_problem
 
 

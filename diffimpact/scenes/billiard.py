@@ -51,15 +51,45 @@ deflection δ_s.
 
 The shot is symmetric about the x-axis, so in the break the cue ball must
 stay on it (y = 0): the paper's figs. 12–15 show which formulations break that.
+
+The full table (geometry only, for the 16-ball break): ``table_cushions``
+(the six cushions as nose polylines jaw – long face – jaw, the three prisms
+of each cushion in the paper's fig. 3, ready for ``cushion``), ``pockets`` and
+``pocket_depth`` (the six pockets and when a ball drops into one), and ``rack``
+(the cue ball and the 15 balls of the rack). The frame: the origin in the
+middle of the playing surface, x along its length L from the head (cue ball)
+to the foot (rack), y to the left seen from the head, the cushion noses on
+|x| = L/2 and |y| = W/2. The paper gives the table's size (a WPA 9-ft table,
+2.54 × 1.27 m), the cushions' make-up (fig. 3) and the rack's spacing α
+(fig. 9, Table 3), not the pockets; those are the WPA's Tournament Table &
+Equipment Specifications (quoted at
+http://www.billiardsforum.com/pool-tables/official-pool-table-pocket-size):
+mouths measured lip to lip between the cushion noses, 4.5–4.625 in (corner)
+and 5–5.125 in (side); the cut angle between nose and facing 142° (corner)
+and 104° (side). The cushion's width from nose to featherstrip, 1 7/8–2 in,
+is from the same specifications (quoted at
+http://dportx.blogg.se/2023/september/official-billiards-rack-2.html); the
+shelf, mouth line to the slate's drop, 1 5/8–1 7/8 in (corner) and 0–3/8 in
+(side), from the BCA's pocket specifications
+(https://www.classicbilliards.net/cushions-supplies/bca-pocket-specs.html).
+``Parameters`` takes the middle of each range. Assumed: the hole's radius
+(half the mouth), the jaws as straight facings from the lip to the rail (no
+rounded lip, no vertical back-draft of 12–15°), and where the 12 balls
+other than the first three sit in the rack. The foot and head spots are a
+quarter of the length from the foot and head cushions (WPA rules, "Parts of
+the table": http://wpa-pool.com/index.asp?content=rules_def), which is where
+the paper puts the rack (``rack_x``) and the cue ball (``cue_x``).
 """
 
 import itertools
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._validation import check_range
 from diffimpact.contact import (
     Alciatore,
     Ambrosio,
@@ -115,6 +145,14 @@ class Parameters(eqx.Module):
     cushion_friction: float = 0.14  # Mathavan et al. 2010
     table_length: float = 2.54  # WPA 9-ft table, playing surface (m)
     table_width: float = 1.27
+    # the full table (``table_cushions``, ``pockets``): the middle of each WPA or BCA range, see "The full table"
+    corner_mouth: float = 0.1158875  # 4 9/16 in, lip to lip (WPA: 4.5–4.625 in)
+    side_mouth: float = 0.1285875  # 5 1/16 in (WPA: 5–5.125 in)
+    corner_cut_angle: float = 142.0  # degrees, between the cushion's nose and its facing (WPA)
+    side_cut_angle: float = 104.0  # degrees (WPA)
+    cushion_width: float = 0.0492125  # 1 15/16 in, nose to featherstrip (WPA: 1 7/8–2 in)
+    corner_shelf: float = 0.04445  # 1 3/4 in, mouth line to the slate's drop (BCA: 1 5/8–1 7/8 in)
+    side_shelf: float = 0.0047625  # 3/16 in (BCA: 0–3/8 in)
 
     def cloth_stiffness(self):
         """K of eq. (3.6), ball on cloth (N/m^1.5)."""
@@ -499,3 +537,164 @@ def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, 
     ``rtol`` as an array to share it between tolerances.
     """
     return _cut_shots(p, friction, *_float64(speed, cut, cue_x, object_x, duration), rolling, adjoint, rtol)
+
+
+# --- the full table: six cushions, six pockets, the rack ---------------------------------
+
+#: The cushions of ``table_cushions``, counter-clockwise seen from above from the foot cushion at x = L/2 (x runs
+#: from the head to the foot, y to the left of a player at the head looking at the foot).
+CUSHIONS = ("foot", "left-foot", "left-head", "head", "right-head", "right-foot")
+#: The pockets of ``pockets``: pocket k lies between cushions k and k + 1 (mod 6) of ``CUSHIONS``.
+POCKETS = ("foot-left", "left-side", "head-left", "head-right", "right-side", "foot-right")
+#: Whether each of ``POCKETS`` is a corner pocket (else a side pocket).
+CORNER_POCKETS = (True, False, True, True, False, True)
+#: The balls of ``rack``: the cue ball, then the rack row by row from the apex, each row from +y to −y. The first
+#: four are ``BALLS`` (the break of the paper's figs. 7a and 9); the black (8) ball sits in the middle of the third
+#: row and a solid and a stripe in the back corners, as the eight-ball rules rack them; the other places are
+#: assumed (the balls are alike, so only their names depend on it). Colours as the paper lists them (§3.2).
+RACK_BALLS = ("cue", "yellow", "blue", "red", "yellow-stripe", "black", "purple", "blue-stripe", "orange",
+              "red-stripe", "green", "brown", "purple-stripe", "orange-stripe", "green-stripe", "brown-stripe")
+#: Rows of the rack: row r holds r + 1 balls (r = 0 is the apex).
+RACK_ROWS = 5
+
+
+def _lips(p):
+    """The two lips (start, end) of each cushion's long face, (6, 2, 2), counter-clockwise (the table on the left)."""
+    half_length, half_width = p.table_length / 2, p.table_width / 2
+    # a corner pocket is symmetric about the corner's diagonal: its lips lie mouth/√2 from the corner on each nose line
+    corner, side = p.corner_mouth / np.sqrt(2.0), p.side_mouth / 2
+    lips = [
+        [(half_length, -half_width + corner), (half_length, half_width - corner)],  # foot
+        [(half_length - corner, half_width), (side, half_width)],  # left-foot
+        [(-side, half_width), (-half_length + corner, half_width)],  # left-head
+        [(-half_length, half_width - corner), (-half_length, -half_width + corner)],  # head
+        [(-half_length + corner, -half_width), (-side, -half_width)],  # right-head
+        [(side, -half_width), (half_length - corner, -half_width)],  # right-foot
+    ]
+    return jnp.stack([jnp.stack([jnp.stack([jnp.asarray(c, dtype=float) for c in point]) for point in pair])
+                      for pair in lips])
+
+
+def _jaw_end(lip, along, outward, cut_angle, width):
+    """Far end of the jaw that leaves the nose at ``lip``.
+
+    The facing turns from the nose's own direction ``along`` (unit, pointing
+    into the pocket) towards ``outward`` (unit, away from the table) by
+    180° − ``cut_angle`` (degrees: the angle inside the rubber between nose and
+    facing), and runs back to the rail, ``width`` behind the nose line.
+    """
+    turn = jnp.deg2rad(180.0 - cut_angle)
+    return lip + width / jnp.sin(turn) * (jnp.cos(turn) * along + jnp.sin(turn) * outward)
+
+
+def table_cushions(p):
+    """The six cushions' nose polylines, (6, 4, 2) (m): jaw – long face – jaw, in the order of ``CUSHIONS``.
+
+    Each row is the ``vertices`` of a ``Cushion`` (``cushion(p, index,
+    table_cushions(p)[k])``): the end of the jaw at the rail, the lip where the
+    nose turns into the pocket, the other lip, the other jaw's end. The long
+    faces lie on the boundary of the L × W playing surface, centred at the
+    origin (the noses bound it, as the WPA measures the playing surface), and
+    run counter-clockwise seen from above, so the table lies on the left of
+    every segment. Between two cushions a pocket opens (``pockets``): corner
+    lips ``p.corner_mouth`` apart, side lips ``p.side_mouth`` apart; each jaw
+    leaves its lip at the WPA cut angle (``p.corner_cut_angle``,
+    ``p.side_cut_angle``, measured inside the rubber between nose and facing)
+    and ends ``p.cushion_width`` behind the nose line. The three segments are
+    Gismeros Moreno et al.'s three prisms (fig. 3): the central rectangular
+    one and the two triangular ones at the pockets.
+    """
+    lips = _lips(p)
+    start, end = lips[:, 0], lips[:, 1]
+    along = (end - start) / jnp.linalg.norm(end - start, axis=1, keepdims=True)
+    outward = jnp.stack([along[:, 1], -along[:, 0]], axis=1)  # right of the direction of travel: off the table
+    corner = np.array(CORNER_POCKETS)
+    # cushion k starts at pocket k − 1 and ends at pocket k
+    start_angle = jnp.where(np.roll(corner, 1), p.corner_cut_angle, p.side_cut_angle)[:, None]
+    end_angle = jnp.where(corner, p.corner_cut_angle, p.side_cut_angle)[:, None]
+    return jnp.stack([_jaw_end(start, -along, outward, start_angle, p.cushion_width), start, end,
+                      _jaw_end(end, along, outward, end_angle, p.cushion_width)], axis=1)
+
+
+class Pockets(NamedTuple):
+    """The six pockets of ``pockets``, in the order of ``POCKETS`` (m).
+
+    ``lips`` (6, 2, 2): the two lips of the mouth (the ends of the
+    neighbouring cushions' long faces), the mouth line between them.
+    ``axes`` (6, 2): unit vectors across the mouth line, into the pocket.
+    ``drops`` (6, 2): where the slate drops away on the axis, the shelf behind
+    the middle of the mouth line. ``centres`` (6, 2) and ``radii`` (6,): the
+    pocket's hole, the circle through the drop point centred on the axis.
+    """
+
+    centres: jnp.ndarray
+    radii: jnp.ndarray
+    lips: jnp.ndarray
+    axes: jnp.ndarray
+    drops: jnp.ndarray
+
+
+def pockets(p):
+    """The six pockets (``Pockets``) where the cushions of ``table_cushions`` end.
+
+    The mouth of pocket k runs from the end lip of cushion k to the start lip
+    of cushion k + 1 (``p.corner_mouth`` or ``p.side_mouth`` wide). The slate
+    drops away ``p.corner_shelf`` or ``p.side_shelf`` (the shelf) behind the
+    middle of the mouth line; the hole is the circle of radius half the mouth
+    (assumed) centred on the axis, its edge through that drop point.
+
+    A ball is pocketed when its centre enters the hole (``pocket_depth`` > 0):
+    its centre of mass is then past the edge of the slate, so the cloth no
+    longer carries it and it drops off. A ball's centre can reach a hole only
+    through the mouth between the jaws: the holes lie beyond the nose lines,
+    but for a sliver of each corner pocket (its drop point lies mouth/2 − shelf
+    inside the corner, 9.5 mm from both nose lines with the defaults), and a
+    centre less than R from a nose line can only be in a mouth, where there is
+    no cushion. A simulation locates the drop as an event: ``pocket_depth``
+    crosses zero upwards.
+    """
+    lips = _lips(p)
+    mouth_start, mouth_end = lips[:, 1], jnp.roll(lips[:, 0], -1, axis=0)
+    across = mouth_end - mouth_start
+    mouths = jnp.linalg.norm(across, axis=1)
+    axes = jnp.stack([across[:, 1], -across[:, 0]], axis=1) / mouths[:, None]  # off the table, as in table_cushions
+    corner = np.array(CORNER_POCKETS)
+    shelves = jnp.where(corner, p.corner_shelf, p.side_shelf)
+    radii = mouths / 2
+    drops = (mouth_start + mouth_end) / 2 + shelves[:, None] * axes
+    return Pockets(drops + radii[:, None] * axes, radii, jnp.stack([mouth_start, mouth_end], axis=1), axes, drops)
+
+
+def pocket_depth(p, centres):
+    """How far each ball centre (..., 2) lies inside each pocket's hole, (..., 6) (m): > 0 pocketed (``pockets``).
+
+    The radius of the hole less the distance to its centre: an event function
+    that crosses zero upwards when the ball drops.
+    """
+    holes = pockets(p)
+    offset = jnp.asarray(centres, dtype=float)[..., None, :] - holes.centres
+    return holes.radii - jnp.linalg.norm(offset, axis=-1)
+
+
+def rack(p, spacing=None):
+    """Centres (x, y) of the cue ball and the 15-ball rack, (16, 2) (m), in the order of ``RACK_BALLS``.
+
+    The cue ball on the head spot (``p.cue_x``, 0); the rack an equilateral
+    triangle of five rows pointing at it, its apex on the foot spot
+    (``p.rack_x``, 0: the WPA's foot spot, a quarter of the length from the
+    foot cushion), neighbours d = 2R + α apart (Gismeros Moreno et al.'s
+    fig. 9, extended to the 15 balls), so that every ball has a gap α to each
+    neighbour. ``spacing``: α (m), ≥ 0 (default ``p.spacing``, 2.1325735e-4 m,
+    the "random" arrangement of Table 3). Table 3's other values are
+    not in our copy of the paper; its text names 10⁻⁶ m and says α should be
+    10⁻⁹–10⁻⁷ m for proper results (§4.1). The first four centres are those of
+    ``initial_state(p, balls=4)``. Each row is symmetric about the aim line
+    y = 0.
+    """
+    spacing = check_range("spacing", p.spacing if spacing is None else spacing, 0.0)
+    side = 2 * p.radius + spacing
+    row = np.concatenate([np.full(r + 1, r) for r in range(RACK_ROWS)]).astype(float)
+    place = np.concatenate([np.arange(r + 1) for r in range(RACK_ROWS)]).astype(float)
+    balls = jnp.stack([p.rack_x + row * side * np.cos(np.pi / 6), (row / 2 - place) * side], axis=1)
+    cue = jnp.stack([jnp.asarray(p.cue_x, dtype=float), jnp.zeros(())])
+    return jnp.concatenate([cue[None], balls])
