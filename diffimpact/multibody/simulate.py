@@ -81,7 +81,7 @@ import numpy as np
 
 import optimistix as optx
 
-from diffimpact._validation import check_positive, check_range
+from diffimpact._validation import check_positive, check_range, refuse_where
 from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import (
     Contact,
@@ -324,8 +324,6 @@ def _check_save_times(save_times):
     save_times = jnp.asarray(save_times, dtype=float)
     if save_times.ndim != 1 or save_times.size == 0:
         raise ValueError(f"save_times must be a 1-D array of at least one time (s); got shape {save_times.shape}")
-    from diffimpact._validation import refuse_where  # here, not at the top: only this function of simulate.py changes
-
     save_times = check_range("save_times", save_times)
     return refuse_where(save_times, jnp.diff(save_times) < 0, "save_times must be non-decreasing",
                         lambda: np.asarray(save_times))
