@@ -1,6 +1,6 @@
 """Published experiments, runnable as ``diffimpact reproduce NAME --out DIR``."""
 
-from diffimpact.reproduce import billiards, damping, double_pendulum, formulations, max_dissipation, two_pendulum
+from diffimpact.reproduce import billiards, damping, double_pendulum, formulations, max_dissipation, plus, two_pendulum
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
@@ -46,6 +46,11 @@ REPRODUCTIONS = {
         max_dissipation.run_paradox,
         "Preclik, Eibl & Rüde 2017 §4.2: the Painlevé rod, μ*(θ) from the impact model",
     ),
+    "plus-brick": (
+        plus.run_brick,
+        "Uchida, Sherman & Delp 2015 Example 1, figs. 8–10: the brick's single-point impact by PLUS beside the "
+        "compliant model; θ_max sweep (116 / 11 / 8 intervals)",
+    ),
 }
 
-__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "two_pendulum"]
+__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "plus", "two_pendulum"]
