@@ -65,7 +65,7 @@ def main():
         model, state = scene(p, count)
 
         def run(model, state):
-            return simulate(model, state, save_times, LagrangeMultipliers(), rtol=1e-8, atol=1e-8,
+            return simulate(model, state, save_times, LagrangeMultipliers(), rtol=1e-3, atol=1e-6,
                             max_events=args.max_events, max_steps=1_000_000)
 
         total, best = timed(run, model, state, repeats=args.repeats)

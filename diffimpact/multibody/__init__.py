@@ -26,6 +26,7 @@ from diffimpact.multibody.contact import (
     Contact,
     Cushion,
     Geometry,
+    HoledPlane,
     HuntCrossleyImpact,
     ImpactLaw,
     NewtonRestitution,
@@ -69,7 +70,7 @@ from diffimpact.multibody.simulate import (
 )
 
 __all__ = [
-    "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HuntCrossleyImpact",
+    "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HoledPlane", "HuntCrossleyImpact",
     "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "RigidImpact", "contact_frame",
     "impact_velocity", "normal_response", "resolve_at_onset",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",

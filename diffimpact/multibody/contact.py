@@ -206,6 +206,82 @@ class CircleCircle(Geometry):
 SphereSphere = CircleCircle
 
 
+class HoledPlane(Geometry):
+    """A sphere of radius R on body j against a fixed horizontal rectangle with circular holes (3-D): a cloth with pockets.
+
+    The sphere–plane gap of ``SpherePlane`` to the plane z = h,
+    δ_p = R − (z_C − h), counts while the centre C lies over the rectangle
+    and off every hole: with m_k = |C_xy − H_k| − r_k the horizontal distance
+    of C from the edge of hole k (centre H_k, radius r_k) and m_b the distance
+    of C_xy inside the rectangle's nearest side,
+
+        δ = min(δ_p, m_b, min_k m_k).
+
+    Away from the edges δ = δ_p; as the centre passes over an edge δ crosses
+    zero continuously (the contact events of ``simulate`` locate it: the plane
+    lets the sphere go and it falls), and within a rim strip of the width of
+    the indentation (micrometres) the force fades out instead of stepping to
+    zero, as on ``SphereFace``'s rim. A sphere that has dropped below the
+    plane and is carried back over it by its own motion would meet the plane
+    from below (a deep penetration): bound the rectangle where the real
+    surface ends, so that it cannot.
+
+    Parameters
+    ----------
+    height : h, the plane's height (m).
+    bounds : ((x_min, y_min), (x_max, y_max)), the rectangle (m).
+    holes : (k, 2) hole centres H_k (x, y) (m), k ≥ 1.
+    hole_radii : (k,) radii r_k (m), > 0.
+    body_j : the sphere's body.
+    radius : R (m), > 0.
+    centre : the sphere's centre, body-fixed (default: the centre of mass).
+    """
+
+    body_i: jnp.ndarray
+    height: jnp.ndarray
+    bounds: jnp.ndarray
+    holes: jnp.ndarray
+    hole_radii: jnp.ndarray
+    body_j: jnp.ndarray
+    centre: jnp.ndarray
+    radius: jnp.ndarray
+
+    def __init__(self, height, bounds, holes, hole_radii, body_j, radius, centre=None):
+        self.body_i, self.body_j = _body_index("body_i", None), _body_index("body_j", body_j)
+        self.height = check_range("height", height)
+        self.bounds = jnp.asarray(bounds, dtype=float)
+        if self.bounds.shape != (2, 2):
+            raise ValueError(f"bounds must be ((x_min, y_min), (x_max, y_max)); got shape {self.bounds.shape}")
+        check_positive("bounds' extent (x_max − x_min, y_max − y_min)", self.bounds[1] - self.bounds[0])
+        self.holes = jnp.asarray(holes, dtype=float)
+        if self.holes.ndim != 2 or self.holes.shape[0] < 1 or self.holes.shape[1] != 2:
+            raise ValueError(f"holes must have shape (k, 2) with k >= 1; got {self.holes.shape}")
+        self.hole_radii = check_positive("hole_radii", hole_radii)
+        if self.hole_radii.shape != (self.holes.shape[0],):
+            raise ValueError(f"hole_radii must have shape ({self.holes.shape[0]},); got {self.hole_radii.shape}")
+        self.radius = check_positive("radius", radius)
+        self.centre = jnp.zeros(3) if centre is None else jnp.asarray(centre, dtype=float)
+        if self.centre.shape != (3,):
+            raise ValueError(f"HoledPlane is spatial: centre must have 3 components; got shape {self.centre.shape}")
+
+    def normal(self, pose_i, pose_j):
+        return jnp.array([0.0, 0.0, 1.0])
+
+    def plane_penetration(self, pose_i, pose_j):
+        """δ_p = R − (z_C − h), the gap to the unbounded plane (m)."""
+        return self.radius - (point_position(pose_j, self.centre)[2] - self.height)
+
+    def penetration(self, pose_i, pose_j):
+        centre = point_position(pose_j, self.centre)[:2]
+        inside = jnp.minimum(centre - self.bounds[0], self.bounds[1] - centre)
+        holes = safe_norm(centre - self.holes, axis=-1) - self.hole_radii
+        return jnp.minimum(self.plane_penetration(pose_i, pose_j), jnp.minimum(jnp.min(inside), jnp.min(holes)))
+
+    def point(self, pose_i, pose_j):
+        depth = self.radius - self.plane_penetration(pose_i, pose_j) / 2
+        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
+
+
 class SphereFace(Geometry):
     """Sphere of radius R on body j against a bounded rectangular face on body i (3-D).
 

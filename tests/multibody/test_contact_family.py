@@ -1,0 +1,133 @@
+"""Contact families: stacked contacts behave as the same contacts one by one; the holed plane (cloth with pockets)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffimpact.contact.friction import Coulomb
+from diffimpact.contact.normal import Hertz, HertzLinearDamper
+from diffimpact.multibody import (
+    CircleCircle,
+    Contact,
+    Gravity,
+    HoledPlane,
+    LagrangeMultipliers,
+    Model,
+    PlanarBody,
+    SpatialBody,
+    SpherePlane,
+    State,
+    simulate,
+)
+
+MASS, RADIUS, STIFFNESS = 0.2, 0.03, 1e8
+
+
+def discs(count):
+    return [PlanarBody(MASS, 0.5 * MASS * RADIUS**2, name=f"disc {k}") for k in range(count)]
+
+
+def pair(i, j):
+    return Contact(CircleCircle(i, (0.0, 0.0), RADIUS, j, (0.0, 0.0), RADIUS),
+                   HertzLinearDamper(STIFFNESS, 1.5, 2e3), Coulomb(0.3, 1e-3))
+
+
+# three discs in a row, the middle one touching both neighbours (a Newton's cradle in the plane)
+PAIRS = [(0, 1), (1, 2), (0, 2)]
+Q = jnp.array([-0.0599, 0.0003, 0.1, 0.0, 0.0, -0.2, 0.0599, -0.0002, 0.4])
+V = jnp.array([1.0, 0.2, 3.0, -0.5, 0.1, -2.0, -1.5, 0.0, 1.0])
+
+
+def test_a_family_gives_the_forces_and_gaps_of_its_contacts_one_by_one():
+    family = Contact.family(pair(i, j) for i, j in PAIRS)
+    assert family.count == 3
+    bodies = discs(3)
+    model = Model(bodies, forces=[family])
+    singles = Model(bodies, forces=[pair(i, j) for i, j in PAIRS])
+    np.testing.assert_allclose(model.generalized_force(Q, V, 0.0), singles.generalized_force(Q, V, 0.0),
+                               rtol=1e-13, atol=1e-9)
+    q = model.split(Q)
+    expected = [float(contact.penetration(q)[0]) for contact in singles.forces]
+    np.testing.assert_allclose(family.penetration(q), expected, rtol=1e-14)
+    assert expected[0] > 0 and expected[1] > 0 and expected[2] < 0  # two pairs press, the outer pair is apart
+    np.testing.assert_allclose(family.member(1).penetration(q), expected[1:2], rtol=1e-14)
+    # Newton's third law: the contact forces sum to zero (no gravity), and so do their moments about the origin
+    total = model.generalized_force(Q, V, 0.0).reshape(3, 3)
+    np.testing.assert_allclose(total[:, :2].sum(axis=0), 0.0, atol=1e-9)
+
+
+def test_family_refuses_mixed_kinds_and_empty_lists():
+    ground = Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS), Hertz(STIFFNESS))
+    with pytest.raises(ValueError, match="differs in kind"):
+        Contact.family([ground, Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 1, radius=RADIUS),
+                                        Hertz(STIFFNESS), Coulomb(0.2, 1e-3))])
+    with pytest.raises(ValueError, match="at least one Contact"):
+        Contact.family([])
+    with pytest.raises(TypeError, match=r"contacts\[1\] must be a Contact"):
+        Contact.family([ground, Hertz(STIFFNESS)])
+    with pytest.raises(ValueError, match="body index"):
+        SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), -1, radius=RADIUS)
+
+
+def test_simultaneous_impacts_of_one_family_match_separate_contacts():
+    # The middle disc struck from both sides at once: the two onsets fall in one family and are located together.
+    state = State([-0.061, 0.0, 0.0, 0.0, 0.0, 0.0, 0.061, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0])
+    save = jnp.array([0.0, 0.004])
+    runs = [simulate(Model(discs(3), forces=forces), state, save, LagrangeMultipliers(), max_events=8)
+            for forces in ([Contact.family(pair(i, j) for i, j in PAIRS)], [pair(i, j) for i, j in PAIRS])]
+    family, singles = runs
+    np.testing.assert_allclose(family.v[-1], singles.v[-1], rtol=1e-9, atol=1e-12)
+    count = int(family.events.count)
+    assert count == int(singles.events.count) >= 4
+    np.testing.assert_allclose(family.events.t[:count], singles.events.t[:count], rtol=1e-12)
+    # the family's contact k is the separate model's force k
+    np.testing.assert_array_equal(family.events.member[:count], singles.events.contact[:count])
+    np.testing.assert_array_equal(family.events.contact[:count], 0)
+    # momentum is conserved through the impacts
+    np.testing.assert_allclose(family.linear_momentum[-1], family.linear_momentum[0], atol=1e-12)
+
+
+HOLE = np.array([0.3, 0.1])
+HOLE_RADIUS = 0.06
+BOUNDS = ((-1.0, -0.5), (1.0, 0.5))
+
+
+def test_holed_plane_is_the_plane_away_from_holes_and_continuous_over_the_edge():
+    plane = HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS)
+    ground = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+    depth = 1e-5
+
+    def penetration(x):
+        pose = jnp.array([x, 0.1, RADIUS - depth, 1.0, 0.0, 0.0, 0.0])
+        return float(plane.penetration(ground, pose))
+
+    edge = HOLE[0] - HOLE_RADIUS
+    assert penetration(0.0) == pytest.approx(depth, rel=1e-9)  # the plane's δ
+    assert penetration(edge - depth / 2) == pytest.approx(depth / 2, rel=1e-6)  # rim strip: fades out
+    assert penetration(edge + 0.01) == pytest.approx(-0.01, rel=1e-9)  # over the hole: apart
+    assert penetration(BOUNDS[1][0] + 0.01) == pytest.approx(-0.01, rel=1e-9)  # beyond the rectangle: apart
+    # over the hole δ is the (negative) distance from its edge: d δ/dx = −1 towards the hole's centre
+    slope = jax.grad(lambda x: plane.penetration(ground, jnp.array([x, 0.1, 0.02, 1.0, 0.0, 0.0, 0.0])))(0.25)
+    assert float(slope) == pytest.approx(-1.0, rel=1e-12)
+
+
+def test_a_ball_sliding_onto_a_hole_leaves_the_plane_when_its_centre_crosses_the_edge():
+    # Frictionless and resting at the static deflection: the ball slides at constant speed, so the cloth lets it
+    # go at t = (edge distance)/speed, and then it falls freely (the run ends before it would reach the far edge).
+    speed, stiffness = 2.0, 1e6
+    static = (MASS * 9.81 / stiffness) ** (2 / 3)
+    ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
+    cloth = Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(stiffness))
+    model = Model([ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth])
+    state = State([0.0, 0.1, RADIUS - static, 1.0, 0.0, 0.0, 0.0], [speed, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    run = simulate(model, state, jnp.array([0.0, 0.15]), LagrangeMultipliers(), rtol=1e-10, atol=1e-12, max_events=4)
+    events = run.events
+    assert int(events.count) == 1 and not bool(events.onset[0])
+    edge_time = (HOLE[0] - HOLE_RADIUS) / speed
+    assert float(events.t[0]) == pytest.approx(edge_time, abs=1e-7)
+    # then it falls freely from the state at the separation
+    fall = 0.15 - float(events.t[0])
+    z, rate = float(events.q[0, 2]), float(events.v[0, 2])
+    assert float(run.q[-1, 2]) == pytest.approx(z + rate * fall - 0.5 * 9.81 * fall**2, abs=1e-9)
+    assert z == pytest.approx(RADIUS - static, abs=static)
