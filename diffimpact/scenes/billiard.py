@@ -103,6 +103,7 @@ from diffimpact.multibody import (
     Contact,
     Cushion,
     Gravity,
+    HoledPlane,
     HuntCrossleyImpact,
     LagrangeMultipliers,
     Model,
@@ -698,3 +699,89 @@ def rack(p, spacing=None):
     balls = jnp.stack([p.rack_x + row * side * np.cos(np.pi / 6), (row / 2 - place) * side], axis=1)
     cue = jnp.stack([jnp.asarray(p.cue_x, dtype=float), jnp.zeros(())])
     return jnp.concatenate([cue[None], balls])
+
+
+# --- the full table ------------------------------------------------------------------
+
+
+def table_cloth(p, index):
+    """Ball ``index`` on the table's cloth: ``cloth_law`` and Ambrósio's friction on a ``HoledPlane``.
+
+    The plane z = 0 with the six pockets' holes (``pockets``), bounded at the
+    rails (the nose lines moved out by ``p.cushion_width``): a ball whose
+    centre passes over a hole's edge leaves the cloth (a located separation)
+    and falls through.
+    """
+    holes = pockets(p)
+    half = jnp.stack([jnp.asarray(p.table_length, dtype=float), jnp.asarray(p.table_width, dtype=float)]) / 2
+    half = half + p.cushion_width
+    return Contact(HoledPlane(0.0, jnp.stack([-half, half]), holes.centres, holes.radii, index, p.radius),
+                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3))
+
+
+def _check_table_balls(balls):
+    if isinstance(balls, bool) or not isinstance(balls, int) or not 1 <= balls <= len(RACK_BALLS):
+        raise ValueError(f"balls must be an int from 1 to {len(RACK_BALLS)} (the cue ball and the rack); got {balls!r}")
+    return RACK_BALLS[:balls]
+
+
+#: Forces of ``table_model`` in order.
+TABLE_FORCES = ("gravity", "cloth", "ball–ball", "ball–cushion")
+
+
+def table_model(p, balls=16, nose_height=None):
+    """The full table of [Gismeros Moreno 2022]: the cue ball and the first ``balls`` − 1 of the rack (``rack``).
+
+    Forces (``TABLE_FORCES``): gravity; the ball–cloth family (``table_cloth``,
+    one per ball); the ball–ball family (``ball_pair``, one per pair); the
+    ball–cushion family (``cushion`` on each of the six ``table_cushions``, one
+    per ball and cushion, ``nose_height`` as there). For 16 balls: 16, 120 and
+    96 contacts in three families.
+    """
+    names = _check_table_balls(balls)
+    count = len(names)
+    cushions = table_cushions(p)
+    return Model(
+        [ball(p, name) for name in names],
+        forces=[
+            Gravity((0.0, 0.0, -p.gravity)),
+            Contact.family(table_cloth(p, i) for i in range(count)),
+            *([Contact.family(ball_pair(p, i, j) for i, j in itertools.combinations(range(count), 2))]
+              if count > 1 else []),
+            Contact.family(cushion(p, i, cushions[k], nose_height) for i in range(count) for k in range(len(CUSHIONS))),
+        ],
+    )
+
+
+def table_contact_names(balls=16):
+    """Names of the contacts of ``table_model(p, balls)``, per force: ``names[events.contact][events.member]``."""
+    names = _check_table_balls(balls)
+    pairs = [[f"{a}–{b}" for a, b in itertools.combinations(names, 2)]] if len(names) > 1 else []
+    return [["gravity"], [f"cloth–{name}" for name in names], *pairs,
+            [f"{name}–{side} cushion" for name in names for side in CUSHIONS]]
+
+
+def break_state(p, balls=16, speed=None):
+    """The break: the cue ball on the head spot sliding at ``speed`` (default ``p.speed``) along +x, the rack at rest."""
+    names = _check_table_balls(balls)
+    velocities = jnp.zeros((len(names), 2)).at[0, 0].set(p.speed if speed is None else speed)
+    return State(*ball_state(p, rack(p)[: len(names)], velocities))
+
+
+def pocketed(p, run, balls=16, tolerance=1e-6):
+    """Balls that dropped into a pocket in a ``table_model`` run: a list of (time (s), ball, pocket) in time order.
+
+    A ball is pocketed at the cloth's separation event (force 1) where its
+    centre is over a pocket's hole (``pocket_depth`` > −``tolerance``, m).
+    """
+    names, events = _check_table_balls(balls), run.events
+    found = []
+    for row in range(int(events.count)):
+        if int(events.contact[row]) != 1 or bool(events.onset[row]):
+            continue
+        index = int(events.member[row])
+        centre = np.asarray(position(events.q[row], index))[:2]
+        depth = np.asarray(pocket_depth(p, centre))
+        if depth.max() > -tolerance:
+            found.append((float(events.t[row]), names[index], POCKETS[int(np.argmax(depth))]))
+    return found

@@ -1,0 +1,49 @@
+"""The full table as a model (``billiard.table_model``): its contact families, and a ball rolling into a pocket."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffimpact.multibody import LagrangeMultipliers, State, simulate
+from diffimpact.scenes import billiard
+
+P = billiard.Parameters()
+
+
+def test_the_sixteen_ball_table_has_three_contact_families_of_every_ball_pair_and_cushion():
+    model = billiard.table_model(P)
+    counts = [force.count for force in model.forces[1:]]
+    assert counts == [16, 120, 96]  # cloth per ball, every pair, every ball with each of the six cushions
+    names = billiard.table_contact_names()
+    assert [len(group) for group in names] == [1, *counts]
+    assert names[2][0] == "cue–yellow" and names[3][6] == "yellow–foot cushion"
+    # at the break's start every ball rests on the cloth at the static deflection and touches nothing else
+    q = model.split(billiard.break_state(P).q)
+    np.testing.assert_allclose(model.forces[1].penetration(q), P.static_deflection(), rtol=1e-12)
+    assert float(jnp.max(model.forces[2].penetration(q))) == pytest.approx(-P.spacing, rel=1e-9)
+    assert float(jnp.max(model.forces[3].penetration(q))) < -0.1
+    with pytest.raises(ValueError, match="balls must be an int from 1 to 16"):
+        billiard.table_model(P, 17)
+
+
+def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_hole():
+    # A rolling ball keeps its speed on the cloth (no rolling resistance in the model), so it leaves the cloth at
+    # t = (distance to the hole's edge)/speed, and pocketed() names that pocket.
+    pocket = billiard.POCKETS.index("foot-left")
+    holes = billiard.pockets(P)
+    axis, centre, radius = (np.asarray(x[pocket]) for x in (holes.axes, holes.centres, holes.radii))
+    speed, start = 1.0, centre - 0.4 * axis
+    velocity = speed * axis
+    q, v = billiard.ball_state(P, start, velocity, billiard.rolling_spin(P, velocity))
+    model = billiard.table_model(P, balls=1)
+    run = simulate(model, State(q, v), jnp.array([0.0, 0.45]), LagrangeMultipliers(), rtol=1e-9, atol=1e-11,
+                   max_events=8)
+    found = billiard.pocketed(P, run, balls=1)
+    assert [(ball, name) for _, ball, name in found] == [("cue", "foot-left")]
+    # located where the centre is on the hole's edge ...
+    drop = np.asarray(run.events.q[0, :2])
+    assert np.linalg.norm(drop - centre) == pytest.approx(float(radius), abs=1e-9)
+    # ... at the time of the rolling speed (which the contact point at mid-overlap, R − δ/2 below the centre
+    # rather than R, lowers by a few parts in 10⁴ as the ball settles into rolling)
+    assert found[0][0] == pytest.approx((0.4 - float(radius)) / speed, rel=1e-3)
+    assert float(run.q[-1, 2]) < 0  # it has fallen below the slate
