@@ -15,6 +15,7 @@ from diffimpact.multibody import Cushion
 from diffimpact.scenes import billiard
 
 P = billiard.Parameters()
+GROUND = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])  # the identity pose the ground's geometry is seen from
 R = P.radius
 HALF = np.array([P.table_length, P.table_width]) / 2
 CUSHIONS = np.asarray(billiard.table_cushions(P))
@@ -38,9 +39,9 @@ def unit(v):
 
 
 def _gap_and_normal(vertices, centre):
-    q = (jnp.concatenate([centre, jnp.array([R, 1.0, 0.0, 0.0, 0.0])]),)
+    ball = jnp.concatenate([centre, jnp.array([R, 1.0, 0.0, 0.0, 0.0])])
     face = Cushion(vertices, 0, R)
-    return face.penetration(q), face.normal(q)[:2]
+    return face.penetration(GROUND, ball), face.normal(GROUND, ball)[:2]
 
 
 #: ``Cushion``'s penetrations (6, n) and horizontal normals (6, n, 2) for balls centred at (n, 2) (x, y) at centre
