@@ -51,6 +51,11 @@ REPRODUCTIONS = {
         "Uchida, Sherman & Delp 2015 Example 1, figs. 8–10: the brick's single-point impact by PLUS beside the "
         "compliant model; θ_max sweep (116 / 11 / 8 intervals)",
     ),
+    "plus-cradle": (
+        plus.run_cradle,
+        "Uchida, Sherman & Delp 2015 Example 3, fig. 14, Table 2: the five-ball row by PLUS (its five impact rounds) "
+        "beside the compliant row and the no-propagation model C",
+    ),
 }
 
 __all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "plus", "two_pendulum"]

@@ -1,15 +1,34 @@
-"""The PLUS reproductions end to end through the CLI (``--quick``), against the paper's numbers."""
+"""The PLUS reproductions end to end through the CLI (``--quick``), against the paper's numbers.
+
+Each reproduction runs once per module (a module-scoped fixture) and the tests read its CSV.
+"""
 
 import numpy as np
+import pytest
 
 from diffimpact.cli import main
 from diffimpact.reproduce._io import read_csv
 
 
-def test_plus_brick_reproduces_the_states_and_interval_counts_of_example_1(tmp_path):
-    assert main(["reproduce", "plus-brick", "--quick", "--out", str(tmp_path)]) == 0
-    assert (tmp_path / "plus-brick.png").stat().st_size > 10_000
-    table = read_csv(tmp_path / "plus-brick.csv")
+def _reproduce(name, tmp_path_factory):
+    out = tmp_path_factory.mktemp(name)
+    assert main(["reproduce", name, "--quick", "--out", str(out)]) == 0
+    assert (out / f"{name}.png").stat().st_size > 10_000
+    return read_csv(out / f"{name}.csv")
+
+
+@pytest.fixture(scope="module")
+def brick(tmp_path_factory):
+    return _reproduce("plus-brick", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def cradle(tmp_path_factory):
+    return _reproduce("plus-cradle", tmp_path_factory)
+
+
+def test_plus_brick_reproduces_the_states_and_interval_counts_of_example_1(brick):
+    table = brick
     plus = table["model"] == 0
     main_runs = plus & (table["max_direction_change_rad"] == 0.01)  # μ = 0.325 twice: Fig. 8 and Fig. 10
     # Fig. 8: sliding throughout / rolling in expansion / rolling in compression
@@ -33,3 +52,33 @@ def test_plus_brick_reproduces_the_states_and_interval_counts_of_example_1(tmp_p
     plus_total = np.array([table[n][plus_last] for n in names])
     np.testing.assert_allclose(plus_total, compliant_total, atol=5e-3 * np.abs(compliant_total).max())
     assert abs(table["v_x_m_s"][last]) < 0.01 and abs(table["v_y_m_s"][last]) < 0.01
+
+
+def _final_velocities(table, row):
+    rows = np.flatnonzero(table["row"] == row)
+    return np.array([table[f"v{b}_m_s"][rows[-1]] for b in range(1, 6)]), rows
+
+
+def test_plus_cradle_takes_the_five_rounds_of_table_2_and_only_it_approximates_the_compliant_row(cradle):
+    table = cradle
+    # Table 2: pair k compresses in round k and expands in round k + 1, observing otherwise (one interval a round)
+    plus_final, rows = _final_velocities(table, 1)
+    rows = rows[1:]
+    assert table["round"][rows].tolist() == [1, 2, 3, 4, 5]
+    states = np.array([[table[f"state_{k}{k + 1}"][r] for k in range(1, 5)] for r in rows]).T
+    expected = np.zeros((4, 5))
+    for k in range(4):
+        expected[k, k], expected[k, k + 1] = 1, 3  # compressing, expanding
+    np.testing.assert_array_equal(states, expected)
+    # row B: ball 5 leaves alone at the striker's speed; row C: the four move as one ball (e = 1)
+    np.testing.assert_allclose(plus_final, [0, 0, 0, 0, -2], atol=1e-12)
+    model_c, _ = _final_velocities(table, 2)
+    np.testing.assert_allclose(model_c, [1.2, -0.8, -0.8, -0.8, -0.8], atol=1e-12)
+    # row A: undamped Hertz conserves momentum and energy; the last ball takes nearly all of it
+    compliant, rows = _final_velocities(table, 0)
+    assert abs(compliant.sum() + 2.0) < 1e-9 and abs(0.5 * np.sum(compliant ** 2) - 2.0) < 1e-6
+    assert -2.0 < compliant[4] < -1.95 and np.all(np.abs(compliant[:4]) < 0.3)
+    assert np.linalg.norm(plus_final - compliant) < 0.2 * np.linalg.norm(model_c - compliant)  # 0.30 vs 2.06 m/s
+    # the compliant contacts close in order along the row
+    first_contact = [table["time_s"][rows][np.argmax(table[f"penetration_{k}{k + 1}_m"][rows] > 0)] for k in range(1, 5)]
+    assert np.all(np.diff(first_contact) > 0)
