@@ -82,3 +82,53 @@ def test_plus_cradle_takes_the_five_rounds_of_table_2_and_only_it_approximates_t
     # the compliant contacts close in order along the row
     first_contact = [table["time_s"][rows][np.argmax(table[f"penetration_{k}{k + 1}_m"][rows] > 0)] for k in range(1, 5)]
     assert np.all(np.diff(first_contact) > 0)
+
+
+@pytest.fixture(scope="module")
+def four_points(tmp_path_factory):
+    return _reproduce("plus-brick-four-points", tmp_path_factory)
+
+
+def _point_columns(table, rows, name):
+    return np.array([table[f"p{k}_{name}"][rows] for k in range(1, 5)]).T
+
+
+def test_plus_brick_four_points_keeps_symmetry_and_rolls_together_in_expansion(four_points):
+    table = four_points
+    rows = np.flatnonzero(table["model"] == 0)
+    # Example 2: all four points slide from the start and pass to rolling together in the common expansion
+    states = _point_columns(table, rows[1:], "friction_state")
+    assert states.tolist() == [[2] * 4, [2] * 4, [1] * 4]
+    assert table["round"][rows[1:]].tolist() == [1, 2, 2]
+    impulse = np.stack([_point_columns(table, rows[-1:], f"impulse_{a}_N_s")[0] for a in "xyz"], 1)
+    # symmetry about the sliding plane to round-off; no share of the twisting null space (minimum norm)
+    np.testing.assert_allclose(impulse[[0, 1]], impulse[[2, 3]], rtol=0, atol=1e-12)
+    assert abs(impulse[:, 2] @ [1, -1, -1, 1]) < 1e-12 and np.all(np.abs(impulse[:, 1]) < 1e-12)
+    # compression stops the fall (Σπ_z = m 8.84 N s, 2 kg) and Poisson adds e_min = 0.414 of it at every point;
+    # the friction moment (μ = 0.2, lever 0.3 m under the centre) loads the leading pair (0.4 m ahead) more:
+    # π_lead (0.4 − 0.3 μ) = π_trail (0.4 + 0.3 μ), the moment balance about y that ends compression with ω_y = 0
+    # (expansion repeats the shares times e_min)
+    np.testing.assert_allclose(impulse[:, 2].sum(), 1.414 * 2.0 * 8.84, rtol=1e-9)
+    np.testing.assert_allclose(impulse[0, 2] / impulse[1, 2], (0.4 + 0.06) / (0.4 - 0.06), rtol=1e-9)
+    slip = _point_columns(table, rows[-1:], "slip_x_m_s")[0]
+    np.testing.assert_allclose(slip, 0.0, atol=1e-12)  # rolling at the end
+    # a tilt of 1e-9 rad: with the proximity tolerance the same four-point impact, without it one point alone
+    tilted = np.flatnonzero(table["model"] == 2)[-1]
+    np.testing.assert_allclose([table[f"p{k}_impulse_z_N_s"][tilted] for k in range(1, 5)], impulse[:, 2],
+                               rtol=1e-6)
+    alone = np.flatnonzero(table["model"] == 3)[-1]
+    assert np.sum(np.isfinite([table[f"p{k}_impulse_z_N_s"][alone] for k in range(1, 5)])) == 1
+
+
+@pytest.mark.slow  # the compliant brick on four spheres takes half a minute
+def test_plus_brick_four_points_beside_the_compliant_brick(tmp_path):
+    assert main(["reproduce", "plus-brick-four-points", "--out", str(tmp_path)]) == 0
+    table = read_csv(tmp_path / "plus-brick-four-points.csv")
+    plus, compliant = np.flatnonzero(table["model"] == 0)[-1], np.flatnonzero(table["model"] == 1)
+    for axis, tolerance in (("z", 0.03), ("x", 0.1)):
+        ours = np.array([table[f"p{k}_impulse_{axis}_N_s"][plus] for k in range(1, 5)])
+        theirs = np.array([table[f"p{k}_impulse_{axis}_N_s"][compliant[-1]] for k in range(1, 5)])
+        np.testing.assert_allclose(ours, theirs, rtol=tolerance)
+    # Fig. 13: the friction moment drives the leading spheres deeper
+    depth = _point_columns(table, compliant, "penetration_m")
+    assert depth[:, 0].max() > 1.1 * depth[:, 1].max()
