@@ -102,26 +102,13 @@ def _euler_parameters_of(rotation):
     return np.array([w, x, y, z])
 
 
-def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissipation, times, gap=1e-7):
-    """The brick of Examples 1–2 with Simbody's compliant contact at the spheres ``vertex_indices``.
-
-    Hertz f = (4/3) √R E δ^(3/2) with Hunt & Crossley's (1 + (3/2) c δ̇) (eqs. (4.1)–(4.2)), i.e.
-    ``HuntCrossley(k, 3/2, (3/2) c k)`` with k = (4/3) √R E, R the sphere radius on the flat ground; E taken as the
-    effective modulus of the pair (the paper's "effective plane strain modulus"; Table A1's 10 GPa), c the
-    effective dissipation. Friction: Coulomb μ with a tanh ramp reaching 99.5 % at Simbody's transition speed
-    0.01 m/s (regularisation 0.01/3 m/s), equal static and dynamic coefficients, no viscous friction. No
-    gravity (the impact lasts under a millisecond). The lowest sphere starts ``gap`` above the ground. The
-    spheres' contacts are one ``Contact.family``.
-    Returns (times, contact-point velocities (len, k, 3) world frame, impulse m Δv (len, 3), penetrations δ
-    (len, k) and contact forces (len, k, 3) on the brick, world frame, at the save times).
-    """
-    import jax
+def brick_model(vertex_indices, rotation, twist, friction, stiffness, dissipation, gap=1e-7):
+    """(model, initial state, sphere centres (k, 3) body frame) of ``compliant_brick``'s brick (its docstring)."""
     import jax.numpy as jnp
 
     from diffimpact.contact.friction import Coulomb
     from diffimpact.contact.normal import HuntCrossley
-    from diffimpact.multibody import (Contact, LagrangeMultipliers, Model, SpatialBody, SpherePlane, State,
-                                      angular_velocity, euler_rates, orientation, simulate)
+    from diffimpact.multibody import Contact, Model, SpatialBody, SpherePlane, State, euler_rates
 
     radius = BRICK["sphere_radius"]
     signs = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], float)
@@ -136,7 +123,31 @@ def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissip
     height = radius + gap - world[:, 2].min()
     q0 = jnp.concatenate([jnp.array([0.0, 0.0, height]), p])
     v0 = jnp.concatenate([jnp.asarray(twist[:3], float), euler_rates(p, jnp.asarray(twist[3:], float))])
-    trajectory = simulate(model, State(q0, v0), np.asarray(times), LagrangeMultipliers(), max_events=4 * len(local),
+    return model, State(q0, v0), local
+
+
+def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissipation, times, gap=1e-7):
+    """The brick of Examples 1–2 with Simbody's compliant contact at the spheres ``vertex_indices``.
+
+    Hertz f = (4/3) √R E δ^(3/2) with Hunt & Crossley's (1 + (3/2) c δ̇) (eqs. (4.1)–(4.2)), i.e.
+    ``HuntCrossley(k, 3/2, (3/2) c k)`` with k = (4/3) √R E, R the sphere radius on the flat ground; E taken as the
+    effective modulus of the pair (the paper's "effective plane strain modulus"; Table A1's 10 GPa), c the
+    effective dissipation. Friction: Coulomb μ with a tanh ramp reaching 99.5 % at Simbody's transition speed
+    0.01 m/s (regularisation 0.01/3 m/s), equal static and dynamic coefficients, no viscous friction. No
+    gravity (the impact lasts under a millisecond). The lowest sphere starts ``gap`` above the ground. The
+    spheres' contacts are one ``Contact.family`` (``brick_model``).
+    Returns (times, contact-point velocities (len, k, 3) world frame, impulse m Δv (len, 3), penetrations δ
+    (len, k) and contact forces (len, k, 3) on the brick, world frame, at the save times).
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from diffimpact.multibody import LagrangeMultipliers, angular_velocity, orientation, simulate
+
+    radius = BRICK["sphere_radius"]
+    model, state, local = brick_model(vertex_indices, rotation, twist, friction, stiffness, dissipation, gap)
+    spheres = model.forces[0]
+    trajectory = simulate(model, state, np.asarray(times), LagrangeMultipliers(), max_events=4 * len(local),
                           rtol=1e-9, atol=1e-12)
 
     def point_velocities(q, v):
