@@ -51,6 +51,16 @@ REPRODUCTIONS = {
         "Uchida, Sherman & Delp 2015 Example 1, figs. 8–10: the brick's single-point impact by PLUS beside the "
         "compliant model; θ_max sweep (116 / 11 / 8 intervals)",
     ),
+    "plus-brick-four-points": (
+        plus.run_four_points,
+        "Uchida, Sherman & Delp 2015 Example 2, figs. 11–13: the brick falls flat on four spheres; PLUS keeps the "
+        "symmetry and spreads the load by minimum-norm least squares, beside the compliant brick",
+    ),
+    "plus-cradle": (
+        plus.run_cradle,
+        "Uchida, Sherman & Delp 2015 Example 3, fig. 14, Table 2: the five-ball row by PLUS (its five impact rounds) "
+        "beside the compliant row and the no-propagation model C",
+    ),
 }
 
 __all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "plus", "two_pendulum"]
