@@ -1,6 +1,15 @@
 """Published experiments, runnable as ``diffimpact reproduce NAME --out DIR``."""
 
-from diffimpact.reproduce import billiards, damping, double_pendulum, formulations, max_dissipation, plus, two_pendulum
+from diffimpact.reproduce import (
+    billiards,
+    damping,
+    double_pendulum,
+    formulations,
+    max_dissipation,
+    plus,
+    table,
+    two_pendulum,
+)
 
 #: name -> (function(out, quick, **options) -> summary text, one-line description)
 REPRODUCTIONS = {
@@ -28,6 +37,11 @@ REPRODUCTIONS = {
     "formulations": (
         formulations.run,
         "Gismeros Moreno et al. 2022 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps",
+    ),
+    "break": (
+        table.run,
+        "Gismeros Moreno et al. 2022 on the full table: the 16-ball break for 4 s with six cushions and six pockets "
+        "(paths, events, pocketed balls, energy, mirror symmetry)",
     ),
     "billiards-deflection": (
         billiards.run_deflection,
@@ -63,4 +77,4 @@ REPRODUCTIONS = {
     ),
 }
 
-__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "plus", "two_pendulum"]
+__all__ = ["REPRODUCTIONS", "billiards", "damping", "double_pendulum", "formulations", "max_dissipation", "plus", "table", "two_pendulum"]

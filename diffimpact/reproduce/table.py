@@ -1,0 +1,153 @@
+"""The full pool table of [Gismeros Moreno 2022]: the 16-ball break (`diffimpact reproduce break`).
+
+The break of ``billiard.table_model`` (a WPA 9-ft table, six cushions, six
+pockets, the cue ball and the 15-ball rack with α = 2.1325735e-4 m; the
+materials and laws of the ``formulations`` study) from ``break_state``
+(10.729 m/s along +x), integrated with contact events (Lagrange
+multipliers, rtol = 1e-3, atol = 1e-6: Matlab's defaults, as in that
+study). Writes
+
+* ``break.csv``: the balls' centres (x, y, z) and the energy at the save times;
+* ``break-events.csv``: every contact onset and separation (time, force,
+  member, onset; the names are ``billiard.table_contact_names()[force][member]``);
+* ``break.png``: a top view of the table with every ball's path and where it
+  ends, and the energy over time.
+
+The rack is mirror-symmetric about the aim line y = 0 and the shot is along
+it, so the motion must stay mirror-symmetric: the summary reports the largest
+mirror error, max over balls and times of |x_k − x_k'| + |y_k + y_k'| with k'
+the mirror ball of k. ``quick``: 0.3 s instead of 4 s.
+"""
+
+from pathlib import Path
+
+import jax.numpy as jnp
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: E402
+
+from diffimpact.multibody import LagrangeMultipliers, simulate  # noqa: E402
+from diffimpact.reproduce._io import figure, save_figure, write_csv  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
+
+DURATION, QUICK_DURATION = 4.0, 0.3
+TOLERANCES = dict(rtol=1e-3, atol=1e-6)
+#: Located contact events (onsets, separations and turning points of open gaps) allowed in the run.
+MAX_EVENTS, QUICK_MAX_EVENTS = 4000, 400
+
+#: Face colours of the balls of ``billiard.RACK_BALLS`` (a stripe is white with a band of its colour).
+COLOURS = {"cue": "white", "yellow": "gold", "blue": "royalblue", "red": "red", "purple": "purple",
+           "orange": "darkorange", "green": "forestgreen", "brown": "saddlebrown", "black": "black"}
+
+
+def draw_ball(ax, centre, radius, name):
+    colour = COLOURS[name.removesuffix("-stripe")]
+    ax.add_patch(Circle(centre, radius, facecolor="white" if name.endswith("-stripe") else colour,
+                        edgecolor="black", linewidth=0.4, zorder=4))
+    if name.endswith("-stripe"):
+        disc = Circle(centre, radius, transform=ax.transData, facecolor="none", edgecolor="none")
+        ax.add_patch(disc)
+        band = Rectangle((centre[0] - radius, centre[1] - 0.55 * radius), 2 * radius, 1.1 * radius,
+                         facecolor=colour, edgecolor="none", zorder=4)
+        ax.add_patch(band)
+        band.set_clip_path(disc)
+
+
+def draw_table(ax, p, centres=None, names=billiard.RACK_BALLS):
+    """The table of ``p`` on ``ax`` (m), with balls at ``centres`` (default ``billiard.rack(p)``)."""
+    half_length, half_width, width = p.table_length / 2, p.table_width / 2, p.cushion_width
+    rail = 0.12
+    ax.add_patch(Rectangle((-half_length - width - rail, -half_width - width - rail),
+                           p.table_length + 2 * (width + rail), p.table_width + 2 * (width + rail),
+                           facecolor="#5b3a1e", edgecolor="none", zorder=0))
+    ax.add_patch(Rectangle((-half_length - width, -half_width - width), p.table_length + 2 * width,
+                           p.table_width + 2 * width, facecolor="#1d6b3a", edgecolor="none", zorder=1))
+    holes = billiard.pockets(p)
+    for centre, radius in zip(np.asarray(holes.centres), np.asarray(holes.radii)):
+        ax.add_patch(Circle(centre, radius, facecolor="black", edgecolor="none", zorder=1.5))
+    for vertices in np.asarray(billiard.table_cushions(p)):
+        # both jaws end on the rail line, so jaw – face – jaw closes into the rubber's plan
+        ax.add_patch(Polygon(vertices, closed=True, facecolor="#2e8b57", edgecolor="none", zorder=2))
+        ax.plot(*vertices.T, color="white", linewidth=0.8, zorder=3)
+    for lips, drop in zip(np.asarray(holes.lips), np.asarray(holes.drops)):
+        ax.plot(*lips.T, color="yellow", linewidth=0.6, linestyle="--", zorder=3)
+        ax.plot(*drop, marker="x", color="yellow", markersize=4, zorder=3)
+    ax.plot([p.cue_x, p.cue_x], [-half_width, half_width], color="white", linewidth=0.4, linestyle=":", zorder=2)
+    ax.plot([p.cue_x, p.rack_x], [0.0, 0.0], marker=".", color="white", linewidth=0, zorder=2)
+    centres = billiard.rack(p) if centres is None else centres
+    for centre, name in zip(np.asarray(centres), names):
+        draw_ball(ax, centre, p.radius, name)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (m)")
+    ax.set_ylabel("y (m)")
+
+
+def mirror_partners(p):
+    """Index of each ball's mirror image about y = 0 in ``billiard.rack(p)`` (the cue ball is its own)."""
+    centres = np.asarray(billiard.rack(p))
+    mirrored = centres * np.array([1.0, -1.0])
+    return np.array([int(np.argmin(np.linalg.norm(centres - m, axis=1))) for m in mirrored])
+
+
+def run(out, quick=False):
+    """Write ``break.csv``, ``break-events.csv`` and ``break.png``; returns a summary."""
+    out = Path(out)
+    p = billiard.Parameters()
+    duration = QUICK_DURATION if quick else DURATION
+    times = jnp.linspace(0.0, duration, int(round(duration / 2e-3)) + 1)
+    model, state = billiard.table_model(p), billiard.break_state(p)
+    trajectory = simulate(model, state, times, LagrangeMultipliers(), max_events=QUICK_MAX_EVENTS if quick else MAX_EVENTS,
+                          max_steps=10_000_000, progress=not quick, **TOLERANCES)
+    q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
+    centres = q[:, :, :3]
+    names = billiard.RACK_BALLS
+    columns = {"t_s": np.asarray(times), "energy_J": np.asarray(trajectory.energy)}
+    for k, name in enumerate(names):
+        for axis, label in enumerate("xyz"):
+            columns[f"{label}_{name}_m"] = centres[:, k, axis]
+    write_csv(out / "break.csv", columns)
+    events = trajectory.events
+    count = int(events.count)
+    write_csv(out / "break-events.csv", {
+        "t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
+        "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count]),
+    })
+    partner = mirror_partners(p)
+    mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
+    dropped = billiard.pocketed(p, trajectory)
+    _plot(p, columns["t_s"], centres, columns["energy_J"], dropped, out / "break.png")
+
+    ball_ball = sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == 2 and bool(o))
+    cushion = sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == 3 and bool(o))
+    lines = [
+        f"Gismeros Moreno et al. 2022: the 16-ball break on the full table, {duration:g} s at 10.729 m/s "
+        f"(rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
+        f"  {int(trajectory.steps)} solver steps, {count} contact events ({ball_ball} ball–ball and {cushion} "
+        f"ball–cushion onsets)",
+        f"  energy {columns['energy_J'][0]:.4f} J at the shot, {columns['energy_J'][-1]:.4f} J at the end",
+        f"  largest mirror error about y = 0: {mirror.max():.2e} m",
+        "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
+                          if dropped else "none"),
+    ]
+    return "\n".join(lines)
+
+
+def _plot(p, t, centres, energy, dropped, path):
+    fig, axes = figure(1, 2, width=6.5, height=4.2)
+    top, bottom = axes[0, 0], axes[0, 1]
+    draw_table(top, p, centres[-1, :, :2])
+    for k in range(centres.shape[1]):
+        on_table = centres[:, k, 2] > -p.radius
+        top.plot(centres[on_table, k, 0], centres[on_table, k, 1], linewidth=0.7, zorder=3.5)
+    margin = p.cushion_width + 0.12
+    top.set_xlim(-p.table_length / 2 - margin, p.table_length / 2 + margin)
+    top.set_ylim(-p.table_width / 2 - margin, p.table_width / 2 + margin)
+    top.set_title(f"the break, {t[-1]:g} s: paths and final positions; pocketed: "
+                  + (", ".join(ball for _, ball, _ in dropped) or "none"), fontsize=9)
+    bottom.plot(t, energy)
+    bottom.set_xlabel("t (s)")
+    bottom.set_ylabel("kinetic + potential energy (J)")
+    bottom.set_title("energy: the cue ball's sliding and the collisions dissipate", fontsize=9)
+    save_figure(fig, path)

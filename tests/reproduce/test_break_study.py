@@ -1,0 +1,30 @@
+"""``diffimpact reproduce break``: the 16-ball break on the full table (quick mode: 0.3 s)."""
+
+import numpy as np
+import pytest
+
+from diffimpact.reproduce import table as study
+from diffimpact.reproduce._io import read_csv
+from diffimpact.scenes import billiard
+
+
+def test_mirror_partners_pair_the_rack_about_the_aim_line():
+    p = billiard.Parameters()
+    partner = study.mirror_partners(p)
+    centres = np.asarray(billiard.rack(p))
+    np.testing.assert_array_equal(partner[partner], np.arange(16))  # an involution
+    np.testing.assert_allclose(centres[partner], centres * [1.0, -1.0], atol=1e-15)
+
+
+@pytest.mark.slow  # about 70 s: compiles and runs the 16-ball table
+def test_quick_break_writes_its_files_and_loses_energy(tmp_path):
+    summary = study.run(tmp_path, quick=True)
+    assert "16-ball break" in summary
+    columns = read_csv(tmp_path / "break.csv")
+    energy = columns["energy_J"]
+    assert np.all(np.diff(energy) <= 1e-9)  # friction and the collisions only dissipate
+    events = read_csv(tmp_path / "break-events.csv")
+    names = billiard.table_contact_names()
+    first = names[int(events["force"][0])][int(events["member"][0])]
+    assert first == "cue–yellow" and events["onset"][0] == 1
+    assert (tmp_path / "break.png").stat().st_size > 10_000
