@@ -37,6 +37,15 @@ def write_csv(path, columns):
     )
 
 
+def write_events(path, events):
+    """Write the contact events of a ``simulate`` run (time, force, member, onset), one row per event, atomically."""
+    count = int(events.count)
+    return write_csv(path, {
+        "t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
+        "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count]),
+    })
+
+
 def read_csv(path):
     """Read a CSV written by ``write_csv`` into ``{name: array}``."""
     table = np.genfromtxt(path, delimiter=",", names=True)

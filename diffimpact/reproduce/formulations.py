@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.multibody import simulate
-from diffimpact.reproduce._io import figure, save_figure, write_csv
+from diffimpact.reproduce._io import figure, save_figure, write_csv, write_events
 from diffimpact.reproduce.double_pendulum import COLOURS, FORMULATION_LABELS, FORMULATIONS
 from diffimpact.scenes import billiard
 
@@ -134,10 +134,7 @@ def run(out, quick=False, names=tuple(FORMULATIONS)):
     # the contact events of the last run (the last formulation at the smallest step)
     events = trajectory.events
     count = int(events.count)
-    write_csv(out / "formulations-events.csv", {
-        "t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
-        "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count]),
-    })
+    write_events(out / "formulations-events.csv", events)
     names_of_forces = billiard.contact_names()
     _plot(columns, timing, names, steps, out / "formulations.png")
 

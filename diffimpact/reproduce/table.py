@@ -7,7 +7,7 @@ materials and laws of the ``formulations`` study) from ``break_state``
 multipliers, rtol = 1e-3, atol = 1e-6: Matlab's defaults, as in that
 study). Writes
 
-* ``break.csv``: the balls' centres (x, y, z) and the energy at the save times;
+* ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
 * ``break-events.csv``: every contact onset and separation (time, force,
   member, onset; the names are ``billiard.table_contact_names()[force][member]``);
 * ``break.png``: a top view of the table with every ball's path and where it
@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: E402
 
 from diffimpact.multibody import LagrangeMultipliers, simulate  # noqa: E402
-from diffimpact.reproduce._io import figure, save_figure, write_csv  # noqa: E402
+from diffimpact.reproduce._io import figure, save_figure, write_csv, write_events  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
 
 DURATION, QUICK_DURATION = 4.0, 0.3
@@ -106,14 +106,11 @@ def run(out, quick=False):
     columns = {"t_s": np.asarray(times), "energy_J": np.asarray(trajectory.energy)}
     for k, name in enumerate(names):
         for axis, label in enumerate("xyz"):
-            columns[f"{label}_{name}_m"] = centres[:, k, axis]
+            columns[f"{label}_{name.replace('-', '_')}_m"] = centres[:, k, axis]
     write_csv(out / "break.csv", columns)
     events = trajectory.events
     count = int(events.count)
-    write_csv(out / "break-events.csv", {
-        "t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
-        "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count]),
-    })
+    write_events(out / "break-events.csv", events)
     partner = mirror_partners(p)
     mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
     dropped = billiard.pocketed(p, trajectory)
