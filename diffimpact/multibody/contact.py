@@ -169,7 +169,7 @@ class CircleCircle(Geometry):
     """Circles (2-D) or spheres (3-D) of radii R_i, R_j centred at body-fixed points of bodies i and j.
 
     δ = R_i + R_j − |C_j − C_i| ([Gismeros Moreno 2022], eq. (3.1)), n = (C_j − C_i)/|C_j − C_i|;
-    P = C_i + (R_i − δ/2) n. The centres must not coincide. ``SphereSphere`` is
+    P = C_i + (R_i − δ/2) n, the middle of the overlap. The centres must not coincide. ``SphereSphere`` is
     the same class.
     """
 
@@ -199,8 +199,10 @@ class CircleCircle(Geometry):
         return self.radius_i + self.radius_j - safe_norm(self._axis(pose_i, pose_j))
 
     def point(self, pose_i, pose_j):
-        depth = self.radius_i - self.penetration(pose_i, pose_j) / 2
-        return point_position(pose_i, self.centre_i) + depth * self.normal(pose_i, pose_j)
+        # ½(C_i + C_j) + ½(R_i − R_j) n, which is C_i + (R_i − δ/2) n written so that swapping the two bodies
+        # gives the same bits: mirror-image pairs listed in opposite orders (j, i) stay mirror images
+        middle = (point_position(pose_i, self.centre_i) + point_position(pose_j, self.centre_j)) / 2
+        return middle + (self.radius_i - self.radius_j) / 2 * self.normal(pose_i, pose_j)
 
 
 SphereSphere = CircleCircle
