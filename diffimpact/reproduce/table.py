@@ -35,7 +35,7 @@ from diffimpact.scenes import billiard  # noqa: E402
 DURATION, QUICK_DURATION = 4.0, 0.3
 TOLERANCES = dict(rtol=1e-3, atol=1e-6)
 #: Located contact events (onsets, separations and turning points of open gaps) allowed in the run.
-MAX_EVENTS, QUICK_MAX_EVENTS = 4000, 400
+MAX_EVENTS, QUICK_MAX_EVENTS = 16000, 400
 
 #: Face colours of the balls of ``billiard.RACK_BALLS`` (a stripe is white with a band of its colour).
 COLOURS = {"cue": "white", "yellow": "gold", "blue": "royalblue", "red": "red", "purple": "purple",
@@ -98,8 +98,10 @@ def run(out, quick=False):
     duration = QUICK_DURATION if quick else DURATION
     times = jnp.linspace(0.0, duration, int(round(duration / 2e-3)) + 1)
     model, state = billiard.table_model(p), billiard.break_state(p)
+    if not quick:
+        print(f"integrating {duration:g} s of the break (about 5 min on 2 cores, 35 s of it compiling) ...", flush=True)
     trajectory = simulate(model, state, times, LagrangeMultipliers(), max_events=QUICK_MAX_EVENTS if quick else MAX_EVENTS,
-                          max_steps=10_000_000, progress=not quick, **TOLERANCES)
+                          max_steps=10_000_000, **TOLERANCES)
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
     centres = q[:, :, :3]
     names = billiard.RACK_BALLS
