@@ -12,7 +12,9 @@ set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
 runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
 down-crossing located on the dense output). Each contact (of each contact
 family, with its status in an array along the family's contact axis, all
-updates vectorised) is closed, open and receding, or open and approaching:
+updates vectorised) is closed, open and receding, or open and approaching
+(at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
+rolling into a touching row, whose gap could not be seen to cross zero):
 
 * closed: the event is ``Contact.separation_function`` (the force of laws that
   separate at zero force, eq. (20) of [Poursina 2020], else δ);
@@ -347,15 +349,17 @@ def _contact_indices(model):
 
 
 def _check_impact_laws_open(model, state):
-    """Contacts whose law is set at onset (impact-dependent or impulsive) must start open."""
+    """Contacts whose law is set at onset (impact-dependent or impulsive) must start apart (δ < 0, or δ = 0 receding)."""
     for k in _contact_indices(model):
         contact = model.forces[k]
         if isinstance(contact.law, NormalForceLaw) or not _is_concrete(model, state):
             continue
-        closed = np.flatnonzero(np.asarray(contact.penetration(model.split(state.q))) > 0)
+        penetration, rate = (np.asarray(x) for x in contact.penetration_rate(model.split(state.q), model.split(state.v)))
+        closed = np.flatnonzero((penetration > 0) | ((penetration == 0) & (rate > 0)))
         if closed.size:
             raise ValueError(
-                f"state0 is in contact at forces[{k}] (contact {int(closed[0])} of the family; "
+                f"state0 is in contact (or touching and approaching) at forces[{k}] "
+                f"(contact {int(closed[0])} of the family; "
                 f"{type(contact.law).__name__}), whose law is set at contact onset; start the simulation "
                 "before the contact"
             )
@@ -518,7 +522,10 @@ def _simulate_events(
     for k in families:
         contact = model.forces[k]
         penetration, rate = contact.penetration_rate(q0, v0)
-        closed = (penetration > 0) & (not contact.impulsive)
+        # touching and approaching (δ = 0, δ̇ > 0: a row of balls at rest, one rolling in) is an onset at the
+        # start: its gap starts at zero, where no down-crossing could be seen
+        # (laws set at onset must start apart: ``_check_impact_laws_open``)
+        closed = ((penetration > 0) | ((penetration == 0) & (rate > 0))) & (not contact.impulsive)
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
         status0.append(jnp.where(closed, CLOSED, jnp.where(rate >= 0, APPROACHING, RECEDING)))
     status0 = tuple(status0)
