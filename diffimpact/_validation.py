@@ -128,6 +128,11 @@ def refuse_where(value, bad, message, got=None):
     return value
 
 
+def is_concrete(*trees):
+    """Whether no leaf of ``trees`` is traced (so values can be inspected and ``ValueError`` raised)."""
+    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
+
+
 def check_positive(name, value):
     """``value > 0`` and finite."""
     return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True)

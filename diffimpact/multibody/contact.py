@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_positive, check_range, unit_vector
+from diffimpact._validation import check_positive, check_range, is_concrete, unit_vector
 from diffimpact.contact._math import positive_power, safe_norm
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
@@ -738,7 +738,7 @@ class Contact(Force):
     @property
     def body_indices(self):
         indices = (self.geometry.body_i, self.geometry.body_j)
-        if not _is_concrete(indices):
+        if not is_concrete(indices):
             return ()
         return tuple(None if b < 0 else int(b) for b in np.concatenate([np.asarray(x) for x in indices]))
 
@@ -823,10 +823,6 @@ class Contact(Force):
 def _kind(contact):
     parts = [type(contact.geometry).__name__, type(contact.law).__name__, type(contact.friction).__name__]
     return "(" + ", ".join(parts) + ")"
-
-
-def _is_concrete(tree):
-    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(tree))
 
 
 # --- impact quantities of a contact in a constrained model --------------------------

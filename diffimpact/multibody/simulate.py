@@ -83,7 +83,7 @@ import numpy as np
 
 import optimistix as optx
 
-from diffimpact._validation import check_positive, check_range, refuse_where
+from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where
 from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import (
     Contact,
@@ -151,10 +151,6 @@ class Events(eqx.Module):
     v: jnp.ndarray
 
 
-def _is_concrete(*arrays):
-    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(arrays))
-
-
 def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
     """Raise if ``state`` violates Φ = 0 or Φ̇ = 0 by more than ``tolerance``, or D is rank deficient.
 
@@ -168,7 +164,7 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
         return state
     residual = model.constraint(state.q, state.t)
     rate = model.constraint_velocity(state.q, state.v, state.t)
-    if not _is_concrete(model, state):
+    if not is_concrete(model, state):
         bad = (jnp.max(jnp.abs(residual)) > tolerance) | (jnp.max(jnp.abs(rate)) > tolerance)
         message = f"initial state violates the constraints by more than {tolerance:g}"
         return eqx.error_if(state, bad, message)
@@ -352,10 +348,9 @@ def _check_impact_laws_open(model, state):
     """Contacts whose law is set at onset (impact-dependent or impulsive) must start apart (δ < 0, or δ = 0 receding)."""
     for k in _contact_indices(model):
         contact = model.forces[k]
-        if isinstance(contact.law, NormalForceLaw) or not _is_concrete(model, state):
+        if isinstance(contact.law, NormalForceLaw) or not is_concrete(model, state):
             continue
-        penetration, rate = (np.asarray(x) for x in contact.penetration_rate(model.split(state.q), model.split(state.v)))
-        closed = np.flatnonzero((penetration > 0) | ((penetration == 0) & (rate > 0)))
+        closed = np.flatnonzero(_starts_closed(*contact.penetration_rate(model.split(state.q), model.split(state.v))))
         if closed.size:
             raise ValueError(
                 f"state0 is in contact (or touching and approaching) at forces[{k}] "
@@ -363,6 +358,16 @@ def _check_impact_laws_open(model, state):
                 f"{type(contact.law).__name__}), whose law is set at contact onset; start the simulation "
                 "before the contact"
             )
+
+
+def _starts_closed(penetration, rate):
+    """Whether contacts start closed: overlapping (δ > 0), or touching and approaching (δ = 0, δ̇ > 0).
+
+    A touching, approaching pair (a row of balls at rest, one rolling in) is an
+    onset at the start: its gap starts at zero, where no down-crossing could
+    be seen.
+    """
+    return (penetration > 0) | ((penetration == 0) & (rate > 0))
 
 
 def _select(flag, new, old):
@@ -382,7 +387,7 @@ def _select(flag, new, old):
 RECEDING, APPROACHING, CLOSED = 0, 1, 2
 
 
-def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, t, residual, released):
+def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t):
     """Gap g = x_s − δ of one open contact and its rate ġ = ẋ_s − δ̇ (x_s: ``free_surface``)."""
     penetration, rate = _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j)
     law = contact.active_law
@@ -394,10 +399,7 @@ def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, t, residual, released):
 
 def _open_gaps(contact, q, v, t, residual, released):
     """``_open_gap`` of every contact of a family."""
-    return contact.each(
-        lambda c, *blocks_and_rows: _open_gap(c, *blocks_and_rows[:4], t, *blocks_and_rows[4:]),
-        q, v, residual, released,
-    )
+    return contact.each(lambda *arguments: _open_gap(*arguments, t), q, v, residual, released)
 
 
 class _EventBisection(optx.Bisection):
@@ -436,7 +438,7 @@ def _event_values(families, t, y, args):
     q, v = (model.split(x) for x in y)
 
     def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
-        gap, rate = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, t, residual, released)
+        gap, rate = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t)
         open_value = jnp.where(status == RECEDING, rate + rest_speed, gap)
         closed_value = _separation_function(contact, pose_i, pose_j, rate_i, rate_j)
         first = jnp.where(status == CLOSED, closed_value, open_value)
@@ -522,10 +524,8 @@ def _simulate_events(
     for k in families:
         contact = model.forces[k]
         penetration, rate = contact.penetration_rate(q0, v0)
-        # touching and approaching (δ = 0, δ̇ > 0: a row of balls at rest, one rolling in) is an onset at the
-        # start: its gap starts at zero, where no down-crossing could be seen
         # (laws set at onset must start apart: ``_check_impact_laws_open``)
-        closed = ((penetration > 0) | ((penetration == 0) & (rate > 0))) & (not contact.impulsive)
+        closed = _starts_closed(penetration, rate) & (not contact.impulsive)
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
         status0.append(jnp.where(closed, CLOSED, jnp.where(rate >= 0, APPROACHING, RECEDING)))
     status0 = tuple(status0)

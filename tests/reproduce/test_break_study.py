@@ -22,7 +22,9 @@ def test_quick_break_writes_its_files_and_loses_energy(tmp_path):
     assert "16-ball break" in summary
     columns = read_csv(tmp_path / "break.csv")
     energy = columns["energy_J"]
-    assert np.all(np.diff(energy) <= 1e-9)  # friction and the collisions only dissipate
+    # friction and the collisions only dissipate, up to the integration error between saves: rtol × E
+    assert np.all(np.diff(energy) <= study.TOLERANCES["rtol"] * energy[0])
+    assert energy[-1] < 0.6 * energy[0]  # the break dissipates (10.5 J → 5.5 J in 0.3 s)
     events = read_csv(tmp_path / "break-events.csv")
     names = billiard.table_contact_names()
     first = names[int(events["force"][0])][int(events["member"][0])]
