@@ -21,6 +21,7 @@ import diffrax as dfx
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from diffimpact._validation import check_positive, check_range
 
@@ -30,6 +31,43 @@ def _saddle_point_solve(mass_matrix, jacobian, force, rhs):
     n, k = mass_matrix.shape[0], jacobian.shape[0]
     matrix = jnp.block([[mass_matrix, jacobian.T], [jacobian, jnp.zeros((k, k))]])
     return jnp.linalg.solve(matrix, jnp.concatenate([force, rhs]))[:n]
+
+
+def _rows_per_body(model):
+    """Constraint rows of each body, (bodies, c), if no constraint couples two bodies and each has c rows; else None.
+
+    Then M (block diagonal) and D have the same blocks, and eq. (2.20)
+    splits into one (s + c)-square system per body (free bodies: c = 0, or
+    c = 1 for the Euler-parameter normalisation of a spatial body).
+    """
+    rows, start = [[] for _ in model.bodies], 0
+    for constraint in model.constraints:
+        bodies = {index for index in constraint.body_indices if index is not None}
+        if len(bodies) != 1:
+            return None
+        rows[bodies.pop()].extend(range(start, start + constraint.size))
+        start += constraint.size
+    if len({len(r) for r in rows}) != 1:
+        return None
+    return np.array(rows, dtype=int).reshape(len(rows), -1)
+
+
+def constrained_acceleration(model, q, t, force, rhs):
+    """v̇ of eq. (2.20) with D v̇ = ``rhs``: body by body when the system splits (``_rows_per_body``), else whole.
+
+    Body by body, the bodies' small saddle-point systems are solved together
+    (``jax.vmap``), in place of one dense solve of size n + k: for the
+    16-ball table 16 systems of size 8 instead of one of size 128. Each
+    body's accelerations then depend on its own rows alone, so mirror-image
+    bodies get mirror-image rounding.
+    """
+    rows = _rows_per_body(model)
+    if rows is None:
+        return _saddle_point_solve(model.mass_matrix(q), model.jacobian(q, t), force, rhs)
+    bodies, size = len(model.bodies), model.bodies[0].size
+    masses = jnp.stack([body.mass_matrix(qi) for body, qi in zip(model.bodies, model.split(q))])
+    blocks = model.jacobian(q, t).reshape(-1, bodies, size)[rows, np.arange(bodies)[:, None]]
+    return jax.vmap(_saddle_point_solve)(masses, blocks, force.reshape(bodies, size), rhs[rows]).reshape(-1)
 
 
 class Formulation(eqx.Module):
@@ -49,12 +87,7 @@ class LagrangeMultipliers(Formulation):
     """Standard Lagrange multipliers: eq. (2.20) with D v̇ = γ (eq. (2.11))."""
 
     def acceleration(self, model, q, v, t):
-        return _saddle_point_solve(
-            model.mass_matrix(q),
-            model.jacobian(q, t),
-            model.generalized_force(q, v, t),
-            model.gamma(q, v, t),
-        )
+        return constrained_acceleration(model, q, t, model.generalized_force(q, v, t), model.gamma(q, v, t))
 
 
 class Baumgarte(Formulation):
@@ -77,9 +110,7 @@ class Baumgarte(Formulation):
             - 2 * self.alpha * model.constraint_velocity(q, v, t)
             - self.beta**2 * model.constraint(q, t)
         )
-        return _saddle_point_solve(
-            model.mass_matrix(q), model.jacobian(q, t), model.generalized_force(q, v, t), rhs
-        )
+        return constrained_acceleration(model, q, t, model.generalized_force(q, v, t), rhs)
 
 
 class AugmentedLagrangian(Formulation):

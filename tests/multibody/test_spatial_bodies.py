@@ -28,6 +28,7 @@ from diffimpact.multibody import (
     euler_rotation,
     simulate,
 )
+from diffimpact.multibody import formulations
 from diffimpact.multibody.bodies import euler_g
 
 G = 9.81
@@ -324,3 +325,36 @@ def test_applied_torque_axis_must_match_the_body():
         spatial.generalized_force(jnp.array([0, 0, 0, 1.0, 0, 0, 0]), jnp.zeros(7), 0.0)
     with pytest.raises(ValueError, match="norm of axis"):
         AppliedTorque(0, 1.0, 1.0, (0, 0, 0))
+
+
+# --- eq. (2.20) body by body ------------------------------------------------------------
+
+
+def random_spatial_state(rng, bodies):
+    p = rng.standard_normal((bodies, 4))
+    p /= np.linalg.norm(p, axis=1, keepdims=True)
+    q = np.concatenate([rng.standard_normal((bodies, 3)), p], axis=1).reshape(-1)
+    return jnp.asarray(q), jnp.asarray(rng.standard_normal(7 * bodies))
+
+
+def test_free_bodies_are_solved_body_by_body_as_the_dense_saddle_point_system():
+    """Uncoupled bodies (Euler-parameter rows only, or none) split eq. (2.20); coupled ones keep one solve."""
+    rng = np.random.default_rng(3)
+    bodies = [SpatialBody(1.0 + k, INERTIA * (1.0 + 0.5 * k)) for k in range(3)]
+    free = Model(bodies, forces=[Gravity((0.0, 0.0, -G))])
+    q, v = random_spatial_state(rng, 3)
+    force, rhs = jnp.asarray(rng.standard_normal(21)), jnp.asarray(rng.standard_normal(3))
+    rows = formulations._rows_per_body(free)
+    np.testing.assert_array_equal(rows, [[0], [1], [2]])
+    dense = formulations._saddle_point_solve(free.mass_matrix(q), free.jacobian(q, 0.0), force, rhs)
+    split = formulations.constrained_acceleration(free, q, 0.0, force, rhs)
+    np.testing.assert_allclose(split, dense, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(dense))))
+    # planar bodies without constraints: M⁻¹ g, body by body
+    discs = Model([PlanarBody(2.0, 0.5), PlanarBody(3.0, 0.25)])
+    force = jnp.asarray(rng.standard_normal(6))
+    assert formulations._rows_per_body(discs).shape == (2, 0)
+    np.testing.assert_allclose(formulations.constrained_acceleration(discs, jnp.zeros(6), 0.0, force, jnp.zeros(0)),
+                               force / jnp.array([2.0, 2.0, 0.5, 3.0, 3.0, 0.25]), rtol=1e-14)
+    # a joint between two bodies, or bodies with different numbers of rows, keep the dense solve
+    assert formulations._rows_per_body(Model(bodies[:2], [Spherical(0, (0.0, 0.0, 0.1), 1, (0.0, 0.0, -0.1))])) is None
+    assert formulations._rows_per_body(Model(bodies[:2], [Ground(0, (0.0,) * 3 + (1.0,) + (0.0,) * 3)])) is None
