@@ -35,7 +35,23 @@ After a turning point the status follows ġ as it then stands, which chooses
 functions that start positive (dropping a still-recovering surface once the
 bodies have parted, below, can leave them receding from the bare one).
 Turning points only end segments; ``Events`` lists the onsets and
-separations. The event function of the solve is the least of all contacts'
+separations.
+
+Contacts at a distance (``near_distance``). A scene of many bodies (the
+pool table's 120 ball pairs) would end a segment at every closest approach
+of every pair. With a near distance d_n, the turning points of an open
+contact end segments only while its gap is below d_n, and every step is
+bounded instead, h ≤ max(g, d_n)/(2|ġ|) over the open contacts that close
+(ġ < 0). Within one step (while the speeds change by less than 2× within
+it: between impacts only smooth forces act, and every impact ends a
+segment) a far contact closes at most half its gap, so it is near, its
+turning points watched, before it touches; and a near contact moves by at
+most d_n/2, so it cannot graze through contact and leave the near zone
+within one step, where its turning point would be masked at the step's
+end. A contact whose status went stale while far (it turned to approach)
+has its turning point due on entering the near zone, where the segment
+ends and the status is set right. Segments then grow with the impacts and
+the near approaches, not with the pairs. The event function of the solve is the least of all contacts'
 functions, so its first crossing is the earliest of any contact's; bisection
 locates it and the segment ends just past it, where every contact whose
 function has crossed is handled: simultaneous impacts (a symmetric break
@@ -112,6 +128,8 @@ class Trajectory(eqx.Module):
     linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies, (len(t), 3) for spatial.
     angular_momentum : about the origin, (len(t),) for planar bodies, (len(t), 3) for spatial.
     steps : accepted solver steps over the whole run.
+    segments : integration segments (one ``diffeqsolve`` each, ended by an event or the end of the run; 1
+        for models without contacts).
     events : ``Events`` of the contacts, ``None`` for models without contacts.
     """
 
@@ -124,6 +142,7 @@ class Trajectory(eqx.Module):
     linear_momentum: jnp.ndarray
     angular_momentum: jnp.ndarray
     steps: jnp.ndarray
+    segments: jnp.ndarray
     events: "Events | None" = None
 
 
@@ -210,6 +229,7 @@ def simulate(
     max_events=16,
     event_tol=1e-15,
     rest_speed=1e-8,
+    near_distance=None,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -248,6 +268,11 @@ def simulate(
         its rate ġ passes −v_r (starting to approach) and +v_r (starting to
         recede), so that bodies at rest relative to each other do not end
         segments on round-off.
+    near_distance : d_n (m, > 0), or ``None`` (default) to watch the turning
+        points of every open contact's gap. With d_n, only contacts whose gap
+        is below d_n end segments at their turning points, and each step is
+        bounded so that no farther contact can close its gap within it (see
+        the module docstring): for scenes of many bodies. Adaptive steps only.
 
     Returns
     -------
@@ -289,9 +314,14 @@ def simulate(
     if not isinstance(max_events, int) or max_events < 0:
         raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
     _check_impact_laws_open(model, state0)
+    if near_distance is not None:
+        if dt is not None:
+            raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
+        near_distance = jnp.asarray(check_positive("near_distance", near_distance), dtype=float)
     return _simulate_events(
         model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
+        near_distance,
     )
 
 
@@ -314,7 +344,7 @@ def _simulate(model, state0, save_times, formulation, controller, dt0, max_steps
         adjoint=adjoint,
         progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
     )
-    return _trajectory(model, save_times, *solution.ys, solution.stats["num_accepted_steps"])
+    return _trajectory(model, save_times, *solution.ys, solution.stats["num_accepted_steps"], jnp.asarray(1))
 
 
 def _check_save_times(save_times):
@@ -327,7 +357,7 @@ def _check_save_times(save_times):
                         lambda: np.asarray(save_times))
 
 
-def _trajectory(model, save_times, q, v, steps, events=None):
+def _trajectory(model, save_times, q, v, steps, segments, events=None):
     def diagnostics(q, v, t):
         return (
             jnp.linalg.norm(model.constraint(q, t)),
@@ -337,7 +367,7 @@ def _trajectory(model, save_times, q, v, steps, events=None):
             model.angular_momentum(q, v),
         )
 
-    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), steps, events)
+    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), steps, segments, events)
 
 
 def _contact_indices(model):
@@ -429,25 +459,78 @@ def _event_values(families, t, y, args):
     The first: the separation function when closed; ġ + v_r when receding
     (the bodies start to approach); g when approaching (onset). The second:
     v_r − ġ when approaching (the bodies start to recede), else inactive (1).
+    With a near distance d_n the turning points (ġ + v_r, v_r − ġ) of contacts
+    whose gap is d_n or more are inactive (1).
     The band 2 v_r between the turning points makes every function positive
     at the start of the segment that follows its status change (ġ ≥ 0 at a
     separation), so none has a root there: a bounce shorter than the first
     step is still seen.
     """
-    model, status, residual, released, rest_speed = args
+    model, status, residual, released, rest_speed, near_distance = args
     q, v = (model.split(x) for x in y)
 
     def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
         gap, rate = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t)
-        open_value = jnp.where(status == RECEDING, rate + rest_speed, gap)
+        near = True if near_distance is None else gap < near_distance
+        open_value = jnp.where(status == RECEDING, jnp.where(near, rate + rest_speed, 1.0), gap)
         closed_value = _separation_function(contact, pose_i, pose_j, rate_i, rate_j)
         first = jnp.where(status == CLOSED, closed_value, open_value)
-        second = jnp.where(status == APPROACHING, rest_speed - rate, 1.0)
+        second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0)
         return jnp.stack([first, second])
 
     return jnp.concatenate(
         [model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
     )
+
+
+def _step_bound(families, t, y, args):
+    """Largest step with a near distance d_n: min over the closing open contacts of max(g, d_n)/(2|ġ|) (s)."""
+    model, status, residual, released, _, near_distance = args
+    q, v = (model.split(x) for x in y)
+    bounds = []
+    for k, *rows in zip(families, status, residual, released):
+        gap, rate = _open_gaps(model.forces[k], q, v, t, *rows[1:])
+        closing = (rows[0] != CLOSED) & (rate < 0)
+        reach = jnp.maximum(gap, near_distance)
+        bounds.append(jnp.min(jnp.where(closing, reach / (-2.0 * jnp.where(closing, rate, -1.0)), jnp.inf)))
+    return jnp.min(jnp.stack(bounds))
+
+
+class _NearController(dfx.AbstractAdaptiveStepSizeController):
+    """A PID controller whose steps are also bounded by ``_step_bound`` (see ``near_distance``).
+
+    The bound at the end of each step limits the next one; a rejected step is
+    retried shorter than it was, so within its bound.
+    """
+
+    controller: dfx.PIDController
+    families: tuple = eqx.field(static=True)
+
+    @property
+    def rtol(self):
+        return self.controller.rtol
+
+    @property
+    def atol(self):
+        return self.controller.atol
+
+    @property
+    def norm(self):
+        return self.controller.norm
+
+    def wrap(self, direction):
+        return _NearController(self.controller.wrap(direction), self.families)
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        t_next, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
+        return jnp.minimum(t_next, t0 + _step_bound(self.families, t0, y0, args)), state
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state
+        )
+        next_t1 = jnp.minimum(next_t1, next_t0 + _step_bound(self.families, t1, y1_candidate, args))
+        return keep, next_t0, next_t1, jump, state, result
 
 
 def _apply_events(model, k, status, residual, released, hit, second, q, v, t, rest_speed):
@@ -514,7 +597,7 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
 @eqx.filter_jit
 def _simulate_events(
     model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol,
-    rest_speed,
+    rest_speed, near_distance,
 ):
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
@@ -531,6 +614,8 @@ def _simulate_events(
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
+    if near_distance is not None:
+        controller = _NearController(controller, tuple(families))
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
     event = dfx.Event(
@@ -556,7 +641,7 @@ def _simulate_events(
                 t1=t_end,
                 dt0=dt0,
                 y0=(q, v),
-                args=(model, status, residual, released, rest_speed),
+                args=(model, status, residual, released, rest_speed, near_distance),
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))
                 ),
@@ -573,7 +658,9 @@ def _simulate_events(
             new_ys = _select(saved[:, None], solution.ys[0], ys)
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
-            values = _event_values(families, t1, (q1, v1), (model, status, residual, released, rest_speed))
+            values = _event_values(
+                families, t1, (q1, v1), (model, status, residual, released, rest_speed, near_distance)
+            )
             due = happened & (values <= 0)
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
@@ -596,18 +683,18 @@ def _simulate_events(
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
                 ~happened,
             )
-            return carry, (record, steps)
+            return carry, (record, steps, jnp.asarray(True))
 
         def skip(_):
             record = (jnp.full(slots[-1], jnp.inf), jnp.zeros(slots[-1], bool), q, v)
-            return (params, status, residual, released, t0, q, v, ys, done), (record, jnp.asarray(0, dtype=int))
+            return (params, status, residual, released, t0, q, v, ys, done), (record, jnp.asarray(0, dtype=int), jnp.asarray(False))
 
         return jax.lax.cond(done, skip, run, None)
 
     nan = jnp.full((len(save_times), model.size), jnp.nan)
     zeros = tuple(jnp.zeros(count) for count in counts)
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
-    carry, (records, steps) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
     (q, v), (times, onsets, q_events, v_events), steps = eqx.error_if(
@@ -630,4 +717,4 @@ def _simulate_events(
         q_events[segment_of],
         v_events[segment_of],
     )
-    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), events)
+    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), jnp.sum(ran), events)

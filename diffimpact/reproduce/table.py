@@ -34,8 +34,10 @@ from diffimpact.scenes import billiard  # noqa: E402
 
 DURATION, QUICK_DURATION = 4.0, 0.3
 TOLERANCES = dict(rtol=1e-3, atol=1e-6)
-#: Located contact events (onsets, separations and turning points of open gaps) allowed in the run.
+#: Located contact events (onsets, separations and turning points of near gaps) allowed in the run.
 MAX_EVENTS, QUICK_MAX_EVENTS = 16000, 400
+#: ``simulate``'s near distance d_n (m): only gaps below it end segments at their turning points.
+NEAR_DISTANCE = 5e-3
 
 #: Face colours of the balls of ``billiard.RACK_BALLS`` (a stripe is white with a band of its colour).
 COLOURS = {"cue": "white", "yellow": "gold", "blue": "royalblue", "red": "red", "purple": "purple",
@@ -101,7 +103,7 @@ def run(out, quick=False):
     if not quick:
         print(f"integrating {duration:g} s of the break (about 5 min on 2 cores, 35 s of it compiling) ...", flush=True)
     trajectory = simulate(model, state, times, LagrangeMultipliers(), max_events=QUICK_MAX_EVENTS if quick else MAX_EVENTS,
-                          max_steps=10_000_000, **TOLERANCES)
+                          max_steps=10_000_000, near_distance=NEAR_DISTANCE, **TOLERANCES)
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
     centres = q[:, :, :3]
     names = billiard.RACK_BALLS
@@ -123,8 +125,8 @@ def run(out, quick=False):
     lines = [
         f"Gismeros Moreno et al. 2022: the 16-ball break on the full table, {duration:g} s at 10.729 m/s "
         f"(rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
-        f"  {int(trajectory.steps)} solver steps, {count} contact events ({ball_ball} ball–ball and {cushion} "
-        f"ball–cushion onsets)",
+        f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
+        f"({ball_ball} ball–ball and {cushion} ball–cushion onsets)",
         f"  energy {columns['energy_J'][0]:.4f} J at the shot, {columns['energy_J'][-1]:.4f} J at the end",
         f"  largest mirror error about y = 0: {mirror.max():.2e} m",
         "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)

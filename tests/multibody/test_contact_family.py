@@ -1,5 +1,7 @@
 """Contact families: stacked contacts behave as the same contacts one by one; the holed plane (cloth with pockets)."""
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -131,3 +133,47 @@ def test_a_ball_sliding_onto_a_hole_leaves_the_plane_when_its_centre_crosses_the
     z, rate = float(events.q[0, 2]), float(events.v[0, 2])
     assert float(run.q[-1, 2]) == pytest.approx(z + rate * fall - 0.5 * 9.81 * fall**2, abs=1e-9)
     assert z == pytest.approx(RADIUS - static, abs=static)
+
+
+# --- contacts at a distance (``near_distance``) ------------------------------------------------
+
+NEAR = 0.02
+
+
+def test_far_contacts_end_no_segment_and_a_stale_approach_is_caught_on_entering_the_near_zone():
+    """Disc 0 bounces off the heavy disc 2, then hits disc 1; disc 3 passes far above them.
+
+    Collinear elastic impacts (frictionless Hertz): the closed form of rigid
+    impacts. Pair (0, 1) starts receding and turns to approach while far, so
+    its status is stale until it enters the near zone; disc 3's closest
+    approaches (≥ 0.24 m) end no segment. Segments: onset and separation of
+    (0, 2), the near-zone entry of (0, 1), its onset and separation, the end.
+    """
+    masses = (MASS, MASS, 10 * MASS, MASS)
+    bodies = [PlanarBody(m, 0.5 * m * RADIUS**2) for m in masses]
+    family = Contact.family(Contact(CircleCircle(i, (0.0, 0.0), RADIUS, j, (0.0, 0.0), RADIUS), Hertz(STIFFNESS))
+                            for i, j in itertools.combinations(range(4), 2))
+    q0 = jnp.array([0.0, 0.0, 0.0, 0.2, 0.0, 0.0, -0.3, 0.0, 0.0, 0.1, 0.3, 0.0])
+    v0 = jnp.array([-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0])
+    run = simulate(Model(bodies, forces=[family]), State(q0, v0), jnp.array([0.0, 1.0]), LagrangeMultipliers(),
+                   rtol=1e-10, atol=1e-12, max_events=8, near_distance=NEAR)
+    m, heavy = masses[0], masses[2]
+    back = (m - heavy) / (m + heavy) * -1.0  # disc 0 after the heavy disc, then handed on to disc 1
+    expected = np.zeros(12)
+    expected[[3, 6, 9]] = back, 2 * m / (m + heavy) * -1.0, -1.0
+    np.testing.assert_allclose(run.v[-1], expected, atol=1e-7)
+    count = int(run.events.count)
+    pairs = list(itertools.combinations(range(4), 2))
+    assert [pairs[int(k)] for k in run.events.member[:count]] == [(0, 2), (0, 2), (0, 1), (0, 1)]
+    assert np.asarray(run.events.onset[:count]).tolist() == [True, False, True, False]
+    assert int(run.segments) == 6
+
+
+def test_near_distance_is_positive_and_needs_adaptive_steps():
+    model = Model(discs(2), forces=[pair(0, 1)])
+    state = State(jnp.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]), jnp.zeros(6))
+    for bad in (0.0, -1e-3, np.nan):
+        with pytest.raises(ValueError, match="near_distance"):
+            simulate(model, state, [0.1], LagrangeMultipliers(), near_distance=bad)
+    with pytest.raises(ValueError, match="near_distance bounds adaptive steps"):
+        simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, near_distance=NEAR)
