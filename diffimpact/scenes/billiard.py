@@ -55,11 +55,12 @@ stay on it (y = 0): the paper's figs. 12–15 show which formulations break that
 The full table (geometry only, for the 16-ball break): ``table_cushions``
 (the six cushions as nose polylines jaw – long face – jaw, the three prisms
 of each cushion in the paper's fig. 3, ready for ``cushion``), ``pockets`` and
-``pocket_depth`` (the six pockets and when a ball drops into one), and ``rack``
-(the cue ball and the 15 balls of the rack). The frame: the origin in the
-middle of the playing surface, x along its length L from the head (cue ball)
-to the foot (rack), y to the left seen from the head, the cushion noses on
-|x| = L/2 and |y| = W/2. The paper gives the table's size (a WPA 9-ft table,
+``pocket_depth`` (the six pockets and when a ball drops into one), ``rack``
+(the cue ball and the 15 balls of the rack), and ``table_state`` (a shot's
+start, refused where balls overlap or are off the table, in a cushion or over
+a pocket). The frame: the origin in the middle of the playing surface, x along
+its length L from the head (cue ball) to the foot (rack), y to the left seen
+from the head, the cushion noses on |x| = L/2 and |y| = W/2. The paper gives the table's size (a WPA 9-ft table,
 2.54 × 1.27 m), the cushions' make-up (fig. 3) and the rack's spacing α
 (fig. 9, Table 3), not the pockets; those are the WPA's Tournament Table &
 Equipment Specifications (quoted at
@@ -89,7 +90,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_range
+from diffimpact._validation import check_positive, check_range, refuse_where
 from diffimpact.contact import (
     Alciatore,
     Ambrosio,
@@ -713,10 +714,15 @@ def table_cloth(p, index):
     and falls through.
     """
     holes = pockets(p)
+    return Contact(HoledPlane(0.0, _rails(p), holes.centres, holes.radii, index, p.radius),
+                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3))
+
+
+def _rails(p):
+    """The rails' rectangle ((x_min, y_min), (x_max, y_max)) (m): the nose lines moved out by ``p.cushion_width``."""
     half = jnp.stack([jnp.asarray(p.table_length, dtype=float), jnp.asarray(p.table_width, dtype=float)]) / 2
     half = half + p.cushion_width
-    return Contact(HoledPlane(0.0, jnp.stack([-half, half]), holes.centres, holes.radii, index, p.radius),
-                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3))
+    return jnp.stack([-half, half])
 
 
 def _check_table_balls(balls):
@@ -761,11 +767,146 @@ def table_contact_names(balls=16):
             [f"{name}–{side} cushion" for name in names for side in CUSHIONS]]
 
 
-def break_state(p, balls=16, speed=None):
-    """The break: the cue ball on the head spot sliding at ``speed`` (default ``p.speed``) along +x, the rack at rest."""
+#: Overlap (m) that ``table_state`` still takes for touching, of two balls or of a ball and a cushion: the round-off
+#: of centres placed in float64 on a table (a unit in the last place of a coordinate of 1–2 m is 2.2e-16 m);
+#: ``rack(p, spacing=0)`` puts two pairs of its touching balls 7e-18 m into each other.
+TOUCHING = 1e-15
+
+
+def _inside_cushions(p, centres):
+    """Whether each centre (n, 2) lies inside each cushion's rubber, (n, 6): jaw – face – jaw, closed along the rail."""
+    corners = table_cushions(p)  # clockwise round the rubber: the table lies on the left of the nose
+    edges = jnp.roll(corners, -1, axis=1) - corners
+    offsets = jnp.asarray(centres)[:, None, None, :] - corners
+    left = edges[..., 0] * offsets[..., 1] - edges[..., 1] * offsets[..., 0]
+    return jnp.all(left < 0, axis=-1)
+
+
+def _first(bad, describe):
+    """``got`` of ``refuse_where``: ``describe`` of the indices of the first True of ``bad``, and how many more."""
+    def got():
+        found = np.argwhere(np.asarray(bad))
+        return describe(*found[0]) + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+
+    return got
+
+
+def _point(xy):
+    """(x, y) to six digits."""
+    return f"({float(xy[0]):.6g}, {float(xy[1]):.6g})"
+
+
+@jax.jit
+def _table_checks(p, q, v, nose_height):
+    """What ``table_state`` checks of the balls' coordinates ``q`` and velocities ``v`` (n × 7), one compilation.
+
+    Per ball: whether its centre, and its velocities, are finite; whether its
+    centre is on or beyond the rails; ``pocket_depth`` (n, 6); the penetration
+    into each cushion (n, 6) and whether the centre is inside it (n, 6). Per
+    pair of balls (in the order of ``itertools.combinations``): the penetration.
+    """
+    poses, rates = q.reshape(-1, 7), v.reshape(-1, 7)
+    xy = poses[:, :2]
+    rails = _rails(p)
+    noses = Contact.family(cushion(p, 0, vertices, nose_height) for vertices in table_cushions(p))
+    pair = ball_pair(p, 0, 1)
+    i, j = _pairs(len(poses))
+    return dict(
+        centre_finite=jnp.all(jnp.isfinite(xy), axis=1),
+        motion_finite=jnp.all(jnp.isfinite(rates), axis=1),
+        off=jnp.any((xy <= rails[0]) | (xy >= rails[1]), axis=1),
+        depth=pocket_depth(p, xy),
+        cushion=jax.vmap(lambda pose: noses.penetration((pose,)))(poses),
+        inside=_inside_cushions(p, xy),
+        pair=jax.vmap(lambda a, b: pair.penetration((a, b))[0])(poses[i], poses[j]),
+    )
+
+
+def _pairs(count):
+    """The pairs (i, j), i < j, of ``count`` balls as two index arrays."""
+    return np.array(list(itertools.combinations(range(count), 2)), dtype=int).reshape(-1, 2).T
+
+
+def table_state(p, centres, velocities, spins=None, nose_height=None):
+    """A shot's start on the full table, checked: the balls of ``RACK_BALLS`` resting on the cloth at ``centres``.
+
+    ``centres`` (n, 2) (m), one row per ball of ``table_model(p, n)``;
+    ``velocities`` and ``spins`` as in ``ball_state``; ``nose_height`` as in
+    ``table_model`` (the cushions the balls are checked against). Every ball
+    rests on the cloth at its static deflection, so none can start off it.
+    Refused: a centre, velocity or spin that is not finite; a centre on or
+    beyond the rails (off the table, where ``table_cloth`` ends); a centre
+    over a pocket's hole or on its edge (``pocket_depth`` ≥ 0); a ball
+    overlapping a cushion (the ``cushion`` contact's penetration), or with its
+    centre inside a cushion's rubber; two balls overlapping. Touching balls
+    and cushions (up to ``TOUCHING`` of round-off) are allowed: ``simulate``
+    starts a touching, approaching pair closed.
+
+    Returns
+    -------
+    ``State``.
+
+    Raises
+    ------
+    ValueError
+        For concrete input: the problem, the first ball concerned (by name),
+        its centre and the overlap or depth (m), and how many more there are.
+        Traced input runs the same checks with ``equinox.error_if``, which
+        names the problem only.
+    """
+    shape = np.shape(centres)
+    if len(shape) != 2 or shape[1] != 2 or not 1 <= shape[0] <= len(RACK_BALLS):
+        raise ValueError(f"centres must have shape (n, 2), a row for each of the first n of RACK_BALLS "
+                         f"(1 <= n <= {len(RACK_BALLS)}); got shape {shape}")
+    names = RACK_BALLS[: shape[0]]
+    q, v = ball_state(p, centres, velocities, spins)
+    poses, rates = q.reshape(-1, 7), v.reshape(-1, 7)
+    xy = poses[:, :2]
+    checks = _table_checks(p, q, v, nose_height)
+
+    def at(k):
+        return f"{names[k]} at {_point(xy[k])} m"
+
+    # every check rides on both q and v, so that it is kept when only one of them is used
+    start = (q, v)
+    bad = ~checks["centre_finite"]
+    start = refuse_where(start, bad, "every ball's centre must be finite", _first(bad, at))
+    bad = ~checks["motion_finite"]
+    start = refuse_where(start, bad, "every ball's velocity and spin must be finite", _first(
+        bad, lambda k: f"{names[k]} moving at {_point(rates[k])} m/s, spinning at "
+                       f"{np.asarray(angular_velocity(poses[k], rates[k])).tolist()} rad/s"))
+    bad = checks["off"]
+    start = refuse_where(start, bad, "every ball must be on the table, its centre inside the rails", _first(
+        bad, lambda k: f"{at(k)}, the rails at |x| = {float(_rails(p)[1, 0]):.6g} m, "
+                       f"|y| = {float(_rails(p)[1, 1]):.6g} m"))
+    depth = checks["depth"]
+    bad = depth >= 0
+    start = refuse_where(start, bad, "no ball may start with its centre over a pocket's hole", _first(
+        bad, lambda k, j: f"{at(k)}, {float(depth[k, j]):.3g} m inside the edge of the {POCKETS[j]} pocket"))
+    into_cushion = checks["cushion"]
+    bad = into_cushion > TOUCHING
+    start = refuse_where(start, bad, "no ball may overlap a cushion (touching is allowed)", _first(
+        bad, lambda k, c: f"{at(k)} overlapping the {CUSHIONS[c]} cushion by {float(into_cushion[k, c]):.3g} m"))
+    bad = checks["inside"]
+    start = refuse_where(start, bad, "no ball may start inside a cushion", _first(
+        bad, lambda k, c: f"{at(k)}, inside the {CUSHIONS[c]} cushion"))
+    i, j = _pairs(len(names))
+    into_ball = checks["pair"]
+    bad = into_ball > TOUCHING
+    start = refuse_where(start, bad, "no two balls may overlap (touching is allowed)", _first(
+        bad, lambda m: f"{at(i[m])} and {at(j[m])} overlapping by {float(into_ball[m]):.3g} m"))
+    return State(*start)
+
+
+def break_state(p, balls=16, speed=None, nose_height=None):
+    """The break: the cue ball on the head spot sliding at ``speed`` (default ``p.speed``) along +x, the rack at rest.
+
+    ``speed`` > 0 (m/s); the balls are checked by ``table_state`` (``nose_height`` as there).
+    """
     names = _check_table_balls(balls)
-    velocities = jnp.zeros((len(names), 2)).at[0, 0].set(p.speed if speed is None else speed)
-    return State(*ball_state(p, rack(p)[: len(names)], velocities))
+    speed = check_positive("speed", p.speed if speed is None else speed)
+    velocities = jnp.zeros((len(names), 2)).at[0, 0].set(speed)
+    return table_state(p, rack(p)[: len(names)], velocities, nose_height=nose_height)
 
 
 def pocketed(p, run, balls=16, tolerance=1e-6):

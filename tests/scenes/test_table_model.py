@@ -1,10 +1,11 @@
 """The full table as a model (``billiard.table_model``): its contact families, and a ball rolling into a pocket."""
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.multibody import LagrangeMultipliers, State, simulate
+from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 
 P = billiard.Parameters()
@@ -26,6 +27,12 @@ def test_the_sixteen_ball_table_has_three_contact_families_of_every_ball_pair_an
         billiard.table_model(P, 17)
 
 
+def one_ball(state, max_events=8):
+    """0.45 s of one ball on the table from ``state``: one compilation for every test here."""
+    return simulate(billiard.table_model(P, balls=1), state, jnp.array([0.0, 0.45]), LagrangeMultipliers(), rtol=1e-9,
+                    atol=1e-11, max_events=max_events)
+
+
 def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_hole():
     # A rolling ball keeps its speed on the cloth (no rolling resistance in the model), so it leaves the cloth at
     # t = (distance to the hole's edge)/speed, and pocketed() names that pocket.
@@ -34,10 +41,7 @@ def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_ho
     axis, centre, radius = (np.asarray(x[pocket]) for x in (holes.axes, holes.centres, holes.radii))
     speed, start = 1.0, centre - 0.4 * axis
     velocity = speed * axis
-    q, v = billiard.ball_state(P, start, velocity, billiard.rolling_spin(P, velocity))
-    model = billiard.table_model(P, balls=1)
-    run = simulate(model, State(q, v), jnp.array([0.0, 0.45]), LagrangeMultipliers(), rtol=1e-9, atol=1e-11,
-                   max_events=8)
+    run = one_ball(billiard.table_state(P, [start], velocity, billiard.rolling_spin(P, velocity)))
     found = billiard.pocketed(P, run, balls=1)
     assert [(ball, name) for _, ball, name in found] == [("cue", "foot-left")]
     # located where the centre is on the hole's edge ...
@@ -47,3 +51,11 @@ def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_ho
     # rather than R, lowers by a few parts in 10⁴ as the ball settles into rolling)
     assert found[0][0] == pytest.approx((0.4 - float(radius)) / speed, rel=1e-3)
     assert float(run.q[-1, 2]) < 0  # it has fallen below the slate
+
+
+def test_more_events_than_allowed_stop_the_run_with_a_message_naming_max_events():
+    # a fast ball across the table between the long cushions: an onset and a separation at every cushion, and the
+    # turning points of the other cushions' gaps, more than the 8 events allowed in 0.45 s
+    state = billiard.table_state(P, [[0.5, 0.0]], [0.0, 10.0])
+    with pytest.raises(eqx.EquinoxRuntimeError, match=r"more than max_events = 8 events .*; increase max_events"):
+        one_ball(state)
