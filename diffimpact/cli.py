@@ -79,6 +79,12 @@ def _run(args):
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
         print(f"diffimpact {args.command} {args.name}: {error}", file=sys.stderr)
         return 2
+    except RuntimeError as error:  # a check inside compiled code (equinox.error_if): its message, not JAX's dump
+        message = _checked_message(error)
+        if message is None:
+            raise
+        print(f"diffimpact {args.command} {args.name}: {message}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"diffimpact {args.command} {args.name}: interrupted; files already written in {args.out} are complete",
               file=sys.stderr)
@@ -86,6 +92,14 @@ def _run(args):
     print(summary)
     print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
     return 0
+
+
+def _checked_message(error):
+    """The message of an ``equinox.error_if`` check in the text of its ``EquinoxRuntimeError``; ``None`` if none."""
+    for line in str(error).splitlines():
+        if line.startswith("equinox.EquinoxRuntimeError: "):
+            return line.removeprefix("equinox.EquinoxRuntimeError: ")
+    return None
 
 
 def main(argv=None):

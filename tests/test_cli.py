@@ -39,3 +39,19 @@ def test_ctrl_c_prints_one_line(monkeypatch, tmp_path, capsys):
     assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
+
+
+def test_a_check_inside_compiled_code_prints_its_message_in_one_line(monkeypatch, tmp_path, capsys):
+    import equinox as eqx
+    import jax.numpy as jnp
+
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    def too_many_events(out, quick=False):
+        check = eqx.filter_jit(lambda x: eqx.error_if(x, x > 0, "more than max_events = 3 events; increase max_events"))
+        return check(jnp.asarray(1.0))
+
+    monkeypatch.setitem(REPRODUCTIONS, "break", (too_many_events, "test"))
+    assert main(["reproduce", "break", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["diffimpact reproduce break: more than max_events = 3 events; increase max_events"]
