@@ -73,13 +73,17 @@ With ``contact_history=True`` each segment also evaluates, at the save times
 it covers, every contact's penetration, gap, normal and friction force with
 its own laws and status (``ContactHistory``): what the integrator applied,
 which a rebuild from the saved states and the final model would not give
-once a law set at an onset has changed.
+once a law set at an onset has changed. ``Trajectory.save`` and
+``Trajectory.load`` keep a run in one ``.npz`` file.
 
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
 restitution): each bounce costs events, and a run that needs more than
 ``max_events`` stops with an error.
 """
+
+import dataclasses
+import zipfile
 
 import diffrax as dfx
 import equinox as eqx
@@ -89,6 +93,7 @@ import numpy as np
 
 import optimistix as optx
 
+from diffimpact._files import atomic_write
 from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where
 from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import (
@@ -124,6 +129,9 @@ class Trajectory(eqx.Module):
         per force of ``Model.forces``: a ``ContactHistory`` for each ``Contact``
         family, ``None`` for other forces (so ``events.contact`` indexes it);
         ``None`` otherwise.
+
+    ``save(path)`` writes all of it to one ``.npz`` file (atomically);
+    ``Trajectory.load(path)`` reads it back.
     """
 
     t: jnp.ndarray
@@ -137,6 +145,68 @@ class Trajectory(eqx.Module):
     steps: jnp.ndarray
     events: "Events | None" = None
     contact_history: "tuple | None" = None
+
+    def save(self, path):
+        """Write the trajectory, its ``events`` and ``contact_history`` to the NumPy ``.npz`` file ``path``.
+
+        The file is written beside ``path`` and renamed, so an interrupted save
+        leaves no partial file. Returns ``path`` as a ``pathlib.Path``.
+        """
+        arrays = {"format": np.asarray(_FILE_FORMAT), **_arrays(self)}
+        if self.events is not None:
+            arrays.update(_arrays(self.events, "events/"))
+        if self.contact_history is not None:
+            arrays["contact_history"] = np.asarray(len(self.contact_history))
+            for k, history in enumerate(self.contact_history):
+                if history is not None:
+                    arrays.update(_arrays(history, f"contact_history/{k}/"))
+
+        def write(tmp):
+            with open(tmp, "wb") as file:  # a file object: np.savez would append .npz to a name
+                np.savez(file, **arrays)
+
+        return atomic_write(path, write)
+
+    @classmethod
+    def load(cls, path):
+        """The ``Trajectory`` saved by ``save`` in ``path``.
+
+        Raises ``FileNotFoundError`` if there is no such file and ``ValueError``
+        if it is not a file written by ``Trajectory.save``.
+        """
+        message = f"{path} is not a trajectory file written by Trajectory.save"
+        try:
+            with np.load(path, allow_pickle=False) as file:
+                arrays = {name: file[name] for name in file.files}
+        except (ValueError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{message} ({error})") from None
+        if "format" not in arrays or str(arrays["format"]) != _FILE_FORMAT:
+            raise ValueError(message)
+        histories = None
+        if "contact_history" in arrays:
+            histories = tuple(
+                _module(ContactHistory, arrays, f"contact_history/{k}/") if f"contact_history/{k}/gap" in arrays
+                else None
+                for k in range(int(arrays["contact_history"]))
+            )
+        events = _module(Events, arrays, "events/") if "events/count" in arrays else None
+        return _module(cls, arrays, events=events, contact_history=histories)
+
+
+#: The ``format`` entry of the files of ``Trajectory.save``.
+_FILE_FORMAT = "diffimpact.multibody.Trajectory 1"
+
+
+def _arrays(module, prefix=""):
+    """``{prefix + name: array}`` for the array fields of ``module``."""
+    return {prefix + field.name: np.asarray(value) for field in dataclasses.fields(module)
+            if isinstance(value := getattr(module, field.name), (jax.Array, np.ndarray))}
+
+
+def _module(cls, arrays, prefix="", **others):
+    """``cls`` built from the arrays ``prefix + name`` of its fields, and ``others``."""
+    names = [field.name for field in dataclasses.fields(cls) if field.name not in others]
+    return cls(**{name: jnp.asarray(arrays[prefix + name]) for name in names}, **others)
 
 
 class ContactHistory(eqx.Module):

@@ -1,4 +1,6 @@
-"""``Trajectory.contact_history`` against the contact laws evaluated independently."""
+"""``Trajectory.contact_history`` against the contact laws evaluated independently, and ``save``/``load``."""
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -18,6 +20,7 @@ from diffimpact.multibody import (
     OptimalDamping,
     PlanarBody,
     State,
+    Trajectory,
     simulate,
 )
 
@@ -126,3 +129,26 @@ def test_gap_after_a_zero_force_separation_is_to_the_recovering_surface(bouncing
     np.testing.assert_array_equal(gap[approaching], -penetration[approaching])
     np.testing.assert_array_equal(gap[~flight], -penetration[~flight])
     np.testing.assert_array_equal(history.normal_force[flight], 0.0)
+
+
+def test_save_and_load_give_back_every_field(bouncing, discs, tmp_path):
+    # with histories of a family beside another force (gravity), of a family alone, and without contacts
+    without_contacts = dataclasses.replace(discs, events=None, contact_history=None)
+    for run in (bouncing, discs, without_contacts):
+        path = run.save(tmp_path / "run.npz")
+        loaded = Trajectory.load(path)
+        assert jax.tree.structure(loaded) == jax.tree.structure(run)
+        for a, b in zip(jax.tree.leaves(loaded), jax.tree.leaves(run)):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+    assert [p.name for p in tmp_path.iterdir()] == ["run.npz"]  # no temporary file left
+
+
+def test_load_refuses_missing_and_foreign_files(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        Trajectory.load(tmp_path / "missing.npz")
+    (tmp_path / "notes.txt").write_text("t, q\n0, 1\n")
+    np.savez(tmp_path / "other.npz", t=np.zeros(3))
+    for name in ("notes.txt", "other.npz"):
+        with pytest.raises(ValueError, match="is not a trajectory file written by Trajectory.save"):
+            Trajectory.load(tmp_path / name)
