@@ -176,10 +176,13 @@ class Trajectory(eqx.Module):
         """
         message = f"{path} is not a trajectory file written by Trajectory.save"
         try:
-            with np.load(path, allow_pickle=False) as file:
-                arrays = {name: file[name] for name in file.files}
+            file = np.load(path, allow_pickle=False)
         except (ValueError, zipfile.BadZipFile) as error:
             raise ValueError(f"{message} ({error})") from None
+        if not isinstance(file, np.lib.npyio.NpzFile):  # a single array (.npy)
+            raise ValueError(message)
+        with file:
+            arrays = {name: file[name] for name in file.files}
         if "format" not in arrays or str(arrays["format"]) != _FILE_FORMAT:
             raise ValueError(message)
         histories = None

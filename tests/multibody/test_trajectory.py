@@ -149,6 +149,7 @@ def test_load_refuses_missing_and_foreign_files(tmp_path):
         Trajectory.load(tmp_path / "missing.npz")
     (tmp_path / "notes.txt").write_text("t, q\n0, 1\n")
     np.savez(tmp_path / "other.npz", t=np.zeros(3))
-    for name in ("notes.txt", "other.npz"):
+    np.save(tmp_path / "array.npy", np.zeros(3))
+    for name in ("notes.txt", "other.npz", "array.npy"):
         with pytest.raises(ValueError, match="is not a trajectory file written by Trajectory.save"):
             Trajectory.load(tmp_path / name)
