@@ -229,7 +229,8 @@ class ContactHistory(eqx.Module):
         recovered, and always for laws that do not separate at zero force);
         −δ for a closed contact.
     normal : unit normal n, along which the contact pushes body j, (len(t), count, d).
-    normal_force : f_N (N), ≥ 0 in contact; zero for a ``RigidImpact``, whose impulses act at the events.
+    normal_force : f_N (N): the law's force from onset to separation, zero while open and for a
+        ``RigidImpact`` (whose impulses act at the events).
     friction_force : F_t (N) on body j, tangential, (len(t), count, d); zero without a friction law.
         The force on body j is f_N n + F_t, on body i its opposite.
     """
