@@ -616,16 +616,22 @@ def _relative_point(contact, pose_i, pose_j, at_i, at_j):
     return point_position(pose_j, _local(at_j, contact_point)) - point_position(pose_i, _local(at_i, contact_point))
 
 
-def _contact_force(contact, pose_i, pose_j, rate_i, rate_j):
-    """Generalised forces on the two bodies of one contact: Jᵀ F, F = f_N n + F_t."""
+def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
+    """The normal n, f_N and the friction force F_t (zero without friction) of one contact, on body j."""
     normal = contact.geometry.normal(pose_i, pose_j)
     normal_force = _normal_force(contact, pose_i, pose_j, rate_i, rate_j)
-    force = normal_force * normal
+    if contact.friction is None:
+        return normal, normal_force, jnp.zeros_like(normal)
     relative = lambda a, b: _relative_point(contact, a, b, pose_i, pose_j)  # noqa: E731
-    if contact.friction is not None:
-        velocity = jax.jvp(relative, (pose_i, pose_j), (rate_i, rate_j))[1]
-        force = force + contact.friction(normal_force, velocity - (velocity @ normal) * normal)
-    return jax.vjp(relative, pose_i, pose_j)[1](force)
+    velocity = jax.jvp(relative, (pose_i, pose_j), (rate_i, rate_j))[1]
+    return normal, normal_force, contact.friction(normal_force, velocity - (velocity @ normal) * normal)
+
+
+def _contact_force(contact, pose_i, pose_j, rate_i, rate_j):
+    """Generalised forces on the two bodies of one contact: Jᵀ F, F = f_N n + F_t."""
+    normal, normal_force, friction = _force_parts(contact, pose_i, pose_j, rate_i, rate_j)
+    relative = lambda a, b: _relative_point(contact, a, b, pose_i, pose_j)  # noqa: E731
+    return jax.vjp(relative, pose_i, pose_j)[1](normal_force * normal + friction)
 
 
 def _frame(normal):

@@ -85,11 +85,21 @@ through impacts is exact up to the tolerances. The contact forces themselves
 are the continuous laws in every segment: the events only place the steps and
 switch the laws. Models without contacts take the single-solve path.
 
+With ``contact_history=True`` each segment also evaluates, at the save times
+it covers, every contact's penetration, gap, normal and friction force with
+its own laws and status (``ContactHistory``): what the integrator applied,
+which a rebuild from the saved states and the final model would not give
+once a law set at an onset has changed. ``Trajectory.save`` and
+``Trajectory.load`` keep a run in one ``.npz`` file.
+
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
 restitution): each bounce costs events, and a run that needs more than
 ``max_events`` stops with an error.
 """
+
+import dataclasses
+import zipfile
 
 import diffrax as dfx
 import equinox as eqx
@@ -99,10 +109,12 @@ import numpy as np
 
 import optimistix as optx
 
+from diffimpact._files import atomic_write
 from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where
 from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import (
     Contact,
+    _force_parts,
     _penetration_rate,
     _separation_function,
     impact_velocity,
@@ -131,6 +143,13 @@ class Trajectory(eqx.Module):
     segments : integration segments (one ``diffeqsolve`` each, ended by an event or the end of the run; 1
         for models without contacts).
     events : ``Events`` of the contacts, ``None`` for models without contacts.
+    contact_history : with ``simulate(..., contact_history=True)``, one entry
+        per force of ``Model.forces``: a ``ContactHistory`` for each ``Contact``
+        family, ``None`` for other forces (so ``events.contact`` indexes it);
+        ``None`` otherwise.
+
+    ``save(path)`` writes all of it to one ``.npz`` file (atomically);
+    ``Trajectory.load(path)`` reads it back.
     """
 
     t: jnp.ndarray
@@ -144,6 +163,102 @@ class Trajectory(eqx.Module):
     steps: jnp.ndarray
     segments: jnp.ndarray
     events: "Events | None" = None
+    contact_history: "tuple | None" = None
+
+    def save(self, path):
+        """Write the trajectory, its ``events`` and ``contact_history`` to the NumPy ``.npz`` file ``path``.
+
+        The file is written beside ``path`` and renamed, so an interrupted save
+        leaves no partial file. Returns ``path`` as a ``pathlib.Path``.
+        """
+        arrays = {"format": np.asarray(_FILE_FORMAT), **_arrays(self)}
+        if self.events is not None:
+            arrays.update(_arrays(self.events, "events/"))
+        if self.contact_history is not None:
+            arrays["contact_history"] = np.asarray(len(self.contact_history))
+            for k, history in enumerate(self.contact_history):
+                if history is not None:
+                    arrays.update(_arrays(history, f"contact_history/{k}/"))
+
+        def write(tmp):
+            with open(tmp, "wb") as file:  # a file object: np.savez would append .npz to a name
+                np.savez(file, **arrays)
+
+        return atomic_write(path, write)
+
+    @classmethod
+    def load(cls, path):
+        """The ``Trajectory`` saved by ``save`` in ``path``.
+
+        Raises ``FileNotFoundError`` if there is no such file and ``ValueError``
+        if it is not a file written by ``Trajectory.save``.
+        """
+        message = f"{path} is not a trajectory file written by Trajectory.save"
+        try:
+            file = np.load(path, allow_pickle=False)
+        except (ValueError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{message} ({error})") from None
+        if not isinstance(file, np.lib.npyio.NpzFile):  # a single array (.npy)
+            raise ValueError(message)
+        with file:
+            arrays = {name: file[name] for name in file.files}
+        if "format" not in arrays or str(arrays["format"]) != _FILE_FORMAT:
+            raise ValueError(message)
+        histories = None
+        if "contact_history" in arrays:
+            histories = tuple(
+                _module(ContactHistory, arrays, f"contact_history/{k}/") if f"contact_history/{k}/gap" in arrays
+                else None
+                for k in range(int(arrays["contact_history"]))
+            )
+        events = _module(Events, arrays, "events/") if "events/count" in arrays else None
+        return _module(cls, arrays, events=events, contact_history=histories)
+
+
+#: The ``format`` entry of the files of ``Trajectory.save``.
+_FILE_FORMAT = "diffimpact.multibody.Trajectory 1"
+
+
+def _arrays(module, prefix=""):
+    """``{prefix + name: array}`` for the array fields of ``module``."""
+    return {prefix + field.name: np.asarray(value) for field in dataclasses.fields(module)
+            if isinstance(value := getattr(module, field.name), (jax.Array, np.ndarray))}
+
+
+def _module(cls, arrays, prefix="", **others):
+    """``cls`` built from the arrays ``prefix + name`` of its fields, and ``others``."""
+    names = [field.name for field in dataclasses.fields(cls) if field.name not in others]
+    return cls(**{name: jnp.asarray(arrays[prefix + name]) for name in names}, **others)
+
+
+class ContactHistory(eqx.Module):
+    """The contacts of one ``Contact`` family at the save times, as the integrator applied them.
+
+    Each is evaluated inside the segment that contains the save time, with the
+    laws, engaged flags and recovering surfaces of that segment (a save time
+    at an event gets the values after it). Shapes: (len(t), count) and
+    (len(t), count, d), d = 2 for planar and 3 for spatial bodies.
+
+    Attributes
+    ----------
+    penetration : δ (m), > 0 in overlap.
+    gap : g (m), the gap the contact events watch: for an open contact
+        x_s − δ, the distance to the contact zone recovering after a
+        zero-force separation (x_s, ``free_surface``; zero when the zone has
+        recovered, and always for laws that do not separate at zero force);
+        −δ for a closed contact.
+    normal : unit normal n, along which the contact pushes body j, (len(t), count, d).
+    normal_force : f_N (N): the law's force from onset to separation, zero while open and for a
+        ``RigidImpact`` (whose impulses act at the events).
+    friction_force : F_t (N) on body j, tangential, (len(t), count, d); zero without a friction law.
+        The force on body j is f_N n + F_t, on body i its opposite.
+    """
+
+    penetration: jnp.ndarray
+    gap: jnp.ndarray
+    normal: jnp.ndarray
+    normal_force: jnp.ndarray
+    friction_force: jnp.ndarray
 
 
 class Events(eqx.Module):
@@ -230,6 +345,7 @@ def simulate(
     event_tol=1e-15,
     rest_speed=1e-8,
     near_distance=None,
+    contact_history=False,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -273,6 +389,12 @@ def simulate(
         is below d_n end segments at their turning points, and each step is
         bounded so that no farther contact can close its gap within it (see
         the module docstring): for scenes of many bodies. Adaptive steps only.
+    contact_history : also save each contact family's penetration, gap and
+        forces at the save times (``Trajectory.contact_history``, evaluated
+        inside each segment with the laws that acted there). Off by default:
+        it adds about a quarter to the compile time of a contact model and
+        costs run time at every save time (``benchmarks/contact_history.py``).
+        Only for models with ``Contact``s.
 
     Returns
     -------
@@ -321,7 +443,7 @@ def simulate(
     return _simulate_events(
         model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
-        near_distance,
+        near_distance, bool(contact_history),
     )
 
 
@@ -357,7 +479,7 @@ def _check_save_times(save_times):
                         lambda: np.asarray(save_times))
 
 
-def _trajectory(model, save_times, q, v, steps, segments, events=None):
+def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_history=None):
     def diagnostics(q, v, t):
         return (
             jnp.linalg.norm(model.constraint(q, t)),
@@ -367,7 +489,8 @@ def _trajectory(model, save_times, q, v, steps, segments, events=None):
             model.angular_momentum(q, v),
         )
 
-    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), steps, segments, events)
+    return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), steps, segments, events,
+                      contact_history)
 
 
 def _contact_indices(model):
@@ -533,6 +656,21 @@ class _NearController(dfx.AbstractAdaptiveStepSizeController):
         return keep, next_t0, next_t1, jump, state, result
 
 
+def _contact_histories(families, t, y, args):
+    """``ContactHistory`` rows at (t, y) of every contact family, with the segment's ``args``."""
+    model, status, residual, released, *_ = args
+    q, v = (model.split(x) for x in y)
+
+    def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
+        gap, _ = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t)
+        penetration = contact.geometry.penetration(pose_i, pose_j)
+        normal, normal_force, friction = _force_parts(contact, pose_i, pose_j, rate_i, rate_j)
+        return ContactHistory(penetration, jnp.where(status == CLOSED, -penetration, gap), normal, normal_force,
+                              friction)
+
+    return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
+
+
 def _apply_events(model, k, status, residual, released, hit, second, q, v, t, rest_speed):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
@@ -597,7 +735,7 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
 @eqx.filter_jit
 def _simulate_events(
     model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol,
-    rest_speed, near_distance,
+    rest_speed, near_distance, contact_history,
 ):
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
@@ -629,6 +767,13 @@ def _simulate_events(
         q, v = y
         return v, formulation.acceleration(model, q, v, t)
 
+    if contact_history:
+        def to_save(t, y, args):
+            return y, _contact_histories(families, t, y, args)
+    else:
+        def to_save(t, y, args):
+            return y
+
     def segment(carry, _):
         params, status, residual, released, t0, q, v, ys, done = carry
         model = eqx.combine(params, static)
@@ -643,7 +788,7 @@ def _simulate_events(
                 y0=(q, v),
                 args=(model, status, residual, released, rest_speed, near_distance),
                 saveat=dfx.SaveAt(
-                    subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end)), dfx.SubSaveAt(t1=True))
+                    subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end), fn=to_save), dfx.SubSaveAt(t1=True))
                 ),
                 stepsize_controller=controller,
                 event=event,
@@ -655,7 +800,7 @@ def _simulate_events(
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
             saved = (save_times >= t0) & ((save_times < t1) | ~happened)
-            new_ys = _select(saved[:, None], solution.ys[0], ys)
+            new_ys = _select(saved, solution.ys[0], ys)
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
             values = _event_values(
@@ -691,13 +836,16 @@ def _simulate_events(
 
         return jax.lax.cond(done, skip, run, None)
 
-    nan = jnp.full((len(save_times), model.size), jnp.nan)
     zeros = tuple(jnp.zeros(count) for count in counts)
-    carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, (nan, nan), jnp.array(False))
+    shapes = jax.eval_shape(
+        to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance)
+    )
+    nan = jax.tree.map(lambda x: jnp.full((len(save_times),) + x.shape, jnp.nan), shapes)
+    carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.array(False))
     carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
-    (q, v), (times, onsets, q_events, v_events), steps = eqx.error_if(
+    saved, (times, onsets, q_events, v_events), steps = eqx.error_if(
         (carry[7], records, steps), ~carry[-1] | (count > max_events),
         f"more than max_events = {max_events} events (contact onsets and separations, and turning "
         "points of open contacts' gaps); increase max_events",
@@ -717,4 +865,9 @@ def _simulate_events(
         q_events[segment_of],
         v_events[segment_of],
     )
-    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), jnp.sum(ran), events)
+    if not contact_history:
+        return _trajectory(eqx.combine(carry[0], static), save_times, *saved, jnp.sum(steps), jnp.sum(ran), events)
+    (q, v), histories = saved
+    by_force = dict(zip(families, histories))
+    histories = tuple(by_force.get(k) for k in range(len(model.forces)))
+    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), jnp.sum(ran), events, histories)

@@ -1,8 +1,6 @@
 """Output helpers for reproductions: atomic CSV/JSON/PNG writes and chunked, progress-reported batches."""
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -12,27 +10,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
-
-def _atomic_write(path, write):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+from diffimpact._files import atomic_write  # noqa: E402
 
 
 def write_csv(path, columns):
     """Write ``{name: 1-D array}`` as a CSV with a header line, atomically."""
     names = list(columns)
     table = np.column_stack([np.asarray(columns[name], dtype=float).ravel() for name in names])
-    return _atomic_write(
+    return atomic_write(
         path, lambda tmp: np.savetxt(tmp, table, delimiter=",", header=",".join(names), comments="", fmt="%.17g")
     )
 
@@ -60,12 +45,12 @@ def write_json(path, data):
             json.dump(data, f, indent=2)
             f.write("\n")
 
-    return _atomic_write(path, write)
+    return atomic_write(path, write)
 
 
 def save_figure(figure, path):
     """Save a matplotlib figure as PNG, atomically, and close it."""
-    _atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=130, format="png"))
+    atomic_write(path, lambda tmp: figure.savefig(tmp, dpi=130, format="png"))
     plt.close(figure)
     return Path(path)
 

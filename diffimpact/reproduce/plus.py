@@ -137,7 +137,8 @@ def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissip
     gravity (the impact lasts under a millisecond). The lowest sphere starts ``gap`` above the ground. The
     spheres' contacts are one ``Contact.family`` (``brick_model``).
     Returns (times, contact-point velocities (len, k, 3) world frame, impulse m Δv (len, 3), penetrations δ
-    (len, k) and contact forces (len, k, 3) on the brick, world frame, at the save times).
+    (len, k) and contact forces f_N n + F_t (len, k, 3) on the brick, world frame, at the save times, as the integrator
+    applied them: ``Trajectory.contact_history``).
     """
     import jax
     import jax.numpy as jnp
@@ -146,9 +147,9 @@ def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissip
 
     radius = BRICK["sphere_radius"]
     model, state, local = brick_model(vertex_indices, rotation, twist, friction, stiffness, dissipation, gap)
-    spheres = model.forces[0]
     trajectory = simulate(model, state, np.asarray(times), LagrangeMultipliers(), max_events=4 * len(local),
-                          rtol=1e-9, atol=1e-12)
+                          rtol=1e-9, atol=1e-12, contact_history=True)
+    spheres = trajectory.contact_history[0]
 
     def point_velocities(q, v):
         A = orientation(q)
@@ -156,16 +157,11 @@ def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissip
         arms = (jnp.asarray(local) @ A.T) - jnp.array([0.0, 0.0, radius])
         return v[:3] + jnp.cross(omega, arms)
 
-    def forces(q, v, velocity):
-        normal = spheres.normal_force((q,), (v,))
-        slip = velocity.at[:, 2].set(0.0)
-        tangential = jax.vmap(lambda law, f, s: law(f, s))(spheres.friction, normal, slip)
-        return spheres.penetration((q,)), tangential.at[:, 2].add(normal)
-
     velocities = jax.vmap(point_velocities)(trajectory.q, trajectory.v)
-    penetration, force = jax.vmap(forces)(trajectory.q, trajectory.v, velocities)
+    force = spheres.normal_force[..., None] * spheres.normal + spheres.friction_force
     impulse = BRICK["mass"] * (np.asarray(trajectory.v[:, :3]) - np.asarray(twist[:3]))
-    return np.asarray(trajectory.t), np.asarray(velocities), impulse, np.asarray(penetration), np.asarray(force)
+    return (np.asarray(trajectory.t), np.asarray(velocities), impulse, np.asarray(spheres.penetration),
+            np.asarray(force))
 
 
 @functools.cache

@@ -12,7 +12,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.multibody import LagrangeMultipliers, simulate
-from diffimpact.multibody.contact import resolve_at_onset
 from diffimpact.reproduce._io import figure, save_figure, write_csv
 from diffimpact.scenes import two_pendulum as tp
 
@@ -21,8 +20,9 @@ STYLES = {"newton": "-", "optimal": "--", "hunt_crossley": ":"}
 TOLERANCES = dict(rtol=1e-9, atol=1e-9)
 
 
-def _run(p, kind, times):
-    return simulate(tp.model(p, kind), tp.initial_state(p), times, LagrangeMultipliers(), **TOLERANCES)
+def _run(p, kind, times, contact_history=False):
+    return simulate(tp.model(p, kind), tp.initial_state(p), times, LagrangeMultipliers(), **TOLERANCES,
+                    contact_history=contact_history)
 
 
 def _impacts(p, kind, events):
@@ -53,9 +53,10 @@ def run(out, quick=False):
             # First contact, resolved on a fine grid between its onset and separation events.
             onset, separation = (float(x) for x in trajectory.events.t[:2])
             window = np.linspace(onset, separation, 60 if quick else 300)
-            fine = _run(p, kind, jnp.asarray(np.union1d(np.asarray(times), window)))
+            fine = _run(p, kind, jnp.asarray(np.union1d(np.asarray(times), window)), contact_history=True)
             inside = np.isin(np.asarray(fine.t), window)
-            contact[kind] = _contact_history(tp.model(p, kind), fine, inside)
+            history = fine.contact_history[1]  # penetration (m) and normal force (N) at the saves inside it
+            contact[kind] = (np.asarray(history.penetration[inside, 0]), np.asarray(history.normal_force[inside, 0]))
     write_csv(out / "two-pendulum.csv", columns)
     _plot(columns, contact, out / "two-pendulum.png")
     lines = ["Poursina and Nikravesh 2020 §6: two pendulums, e = 0.3, n = 3/2, k = 1e8 N/m^1.5, 8 s"]
@@ -66,17 +67,6 @@ def run(out, quick=False):
     for kind, (penetration, force) in contact.items():
         lines.append(f"first contact, {LABELS[kind]}: max δ = {penetration.max():.3e} m, max f = {force.max():.1f} N")
     return "\n".join(lines)
-
-
-def _contact_history(model, trajectory, inside):
-    """Penetration (m) and contact force (N) at the saved states ``inside`` the first contact."""
-    events = trajectory.events
-    contact = resolve_at_onset(model, model.forces[1], events.q[0], events.v[0], events.t[0])
-    split = lambda x: model.split(jnp.asarray(x))  # noqa: E731
-    q, v = np.asarray(trajectory.q)[inside], np.asarray(trajectory.v)[inside]
-    penetration = np.array([float(contact.penetration(split(x))[0]) for x in q])
-    force = np.array([float(contact.normal_force(split(x), split(y))[0]) for x, y in zip(q, v)])
-    return penetration, force
 
 
 def _plot(columns, contact, path):
