@@ -41,8 +41,8 @@ Contacts at a distance (``near_distance``). A scene of many bodies (the
 pool table's 120 ball pairs) would end a segment at every closest approach
 of every pair. With a near distance d_n, the turning points of an open
 contact end segments only while its gap is below d_n, and every step is
-bounded instead, h ≤ max(g, d_n)/(2|ġ|) over the open contacts that close
-(ġ < 0). Within one step (while the speeds change by less than 2× within
+bounded instead, h ≤ max(−δ, d_n)/(2 δ̇) over the open contacts whose
+bodies approach (δ̇ > 0; −δ ≤ g). Within one step (while the speeds change by less than 2× within
 it: between impacts only smooth forces act, and every impact ends a
 segment) a far contact closes at most half its gap, so it is near, its
 turning points watched, before it touches; and a near contact moves by at
@@ -607,23 +607,29 @@ def _event_values(families, t, y, args):
 
 
 def _step_bound(families, t, y, args):
-    """Largest step with a near distance d_n: min over the closing open contacts of max(g, d_n)/(2|ġ|) (s)."""
-    model, status, residual, released, _, near_distance = args
+    """Largest step with a near distance d_n: min over the approaching open contacts of max(−δ, d_n)/(2 δ̇) (s).
+
+    The bodies' own approach δ̇ > 0 and distance −δ (at most the gap), not the
+    gap's rate: a zone recovering after a zero-force separation moves the gap
+    fast while the bodies do not move.
+    """
+    model, status = args[:2]
     q, v = (model.split(x) for x in y)
     bounds = []
-    for k, *rows in zip(families, status, residual, released):
-        gap, rate = _open_gaps(model.forces[k], q, v, t, *rows[1:])
-        closing = (rows[0] != CLOSED) & (rate < 0)
-        reach = jnp.maximum(gap, near_distance)
-        bounds.append(jnp.min(jnp.where(closing, reach / (-2.0 * jnp.where(closing, rate, -1.0)), jnp.inf)))
+    for k, status_k in zip(families, status):
+        penetration, rate = model.forces[k].penetration_rate(q, v)
+        approaching = (status_k != CLOSED) & (rate > 0)
+        reach = jnp.maximum(-penetration, args[5])
+        bounds.append(jnp.min(jnp.where(approaching, reach / (2.0 * jnp.where(approaching, rate, 1.0)), jnp.inf)))
     return jnp.min(jnp.stack(bounds))
 
 
 class _NearController(dfx.AbstractAdaptiveStepSizeController):
     """A PID controller whose steps are also bounded by ``_step_bound`` (see ``near_distance``).
 
-    The bound at the end of each step limits the next one; a rejected step is
-    retried shorter than it was, so within its bound.
+    The bound at the end of each accepted step limits the next one; a
+    rejected step is retried shorter than it was, so within the bound of the
+    last accepted state.
     """
 
     controller: dfx.PIDController
@@ -652,7 +658,9 @@ class _NearController(dfx.AbstractAdaptiveStepSizeController):
         keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
             t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state
         )
-        next_t1 = jnp.minimum(next_t1, next_t0 + _step_bound(self.families, t1, y1_candidate, args))
+        # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
+        bound = _step_bound(self.families, t1, y1_candidate, args)
+        next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
         return keep, next_t0, next_t1, jump, state, result
 
 

@@ -38,6 +38,10 @@ TOLERANCES = dict(rtol=1e-3, atol=1e-6)
 MAX_EVENTS, QUICK_MAX_EVENTS = 16000, 400
 #: ``simulate``'s near distance d_n (m): only gaps below it end segments at their turning points.
 NEAR_DISTANCE = 5e-3
+#: Solver steps allowed in the run.
+MAX_STEPS = 10_000_000
+#: Interval between save times (s).
+SAVE_INTERVAL = 2e-3
 
 #: Face colours of the balls of ``billiard.RACK_BALLS`` (a stripe is white with a band of its colour).
 COLOURS = {"cue": "white", "yellow": "gold", "blue": "royalblue", "red": "red", "purple": "purple",
@@ -93,17 +97,27 @@ def mirror_partners(p):
     return np.array([int(np.argmin(np.linalg.norm(centres - m, axis=1))) for m in mirrored])
 
 
+def save_times(duration):
+    """The run's save times: 0 to ``duration`` (s) every ``SAVE_INTERVAL``."""
+    return jnp.linspace(0.0, duration, int(round(duration / SAVE_INTERVAL)) + 1)
+
+
+def integrate(model, state, times, max_events):
+    """``simulate`` with the reproduction's settings: Lagrange multipliers, ``TOLERANCES``, ``MAX_STEPS``, ``NEAR_DISTANCE``."""
+    return simulate(model, state, times, LagrangeMultipliers(), max_events=max_events, max_steps=MAX_STEPS,
+                    near_distance=NEAR_DISTANCE, **TOLERANCES)
+
+
 def run(out, quick=False):
     """Write ``break.csv``, ``break-events.csv`` and ``break.png``; returns a summary."""
     out = Path(out)
     p = billiard.Parameters()
     duration = QUICK_DURATION if quick else DURATION
-    times = jnp.linspace(0.0, duration, int(round(duration / 2e-3)) + 1)
+    times = save_times(duration)
     model, state = billiard.table_model(p), billiard.break_state(p)
     if not quick:
         print(f"integrating {duration:g} s of the break (about 5 min on 2 cores, 35 s of it compiling) ...", flush=True)
-    trajectory = simulate(model, state, times, LagrangeMultipliers(), max_events=QUICK_MAX_EVENTS if quick else MAX_EVENTS,
-                          max_steps=10_000_000, near_distance=NEAR_DISTANCE, **TOLERANCES)
+    trajectory = integrate(model, state, times, QUICK_MAX_EVENTS if quick else MAX_EVENTS)
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
     centres = q[:, :, :3]
     names = billiard.RACK_BALLS
