@@ -613,13 +613,13 @@ def _step_bound(families, t, y, args):
     gap's rate: a zone recovering after a zero-force separation moves the gap
     fast while the bodies do not move.
     """
-    model, status = args[:2]
+    model, status, *_, near_distance = args
     q, v = (model.split(x) for x in y)
     bounds = []
     for k, status_k in zip(families, status):
         penetration, rate = model.forces[k].penetration_rate(q, v)
         approaching = (status_k != CLOSED) & (rate > 0)
-        reach = jnp.maximum(-penetration, args[5])
+        reach = jnp.maximum(-penetration, near_distance)
         bounds.append(jnp.min(jnp.where(approaching, reach / (2.0 * jnp.where(approaching, rate, 1.0)), jnp.inf)))
     return jnp.min(jnp.stack(bounds))
 
