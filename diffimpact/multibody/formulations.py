@@ -57,9 +57,7 @@ def constrained_acceleration(model, q, t, force, rhs):
 
     Body by body, the bodies' small saddle-point systems are solved together
     (``jax.vmap``), in place of one dense solve of size n + k: for the
-    16-ball table 16 systems of size 8 instead of one of size 128. Each
-    body's accelerations then depend on its own rows alone, so mirror-image
-    bodies get mirror-image rounding.
+    16-ball table 16 systems of size 8 instead of one of size 128.
     """
     rows = _rows_per_body(model)
     if rows is None:

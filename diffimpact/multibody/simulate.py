@@ -35,28 +35,28 @@ After a turning point the status follows ġ as it then stands, which chooses
 functions that start positive (dropping a still-recovering surface once the
 bodies have parted, below, can leave them receding from the bare one).
 Turning points only end segments; ``Events`` lists the onsets and
-separations.
+separations. The event function of the solve is the least of all contacts'
+functions, so its first crossing is the earliest of any contact's; bisection
+locates it and the segment ends just past it, where every contact whose
+function has crossed is handled: simultaneous impacts (a symmetric break
+shot) stay simultaneous, and a later crossing in the same step is found in
+the next segment at its own time.
 
 Contacts at a distance (``near_distance``). A scene of many bodies (the
 pool table's 120 ball pairs) would end a segment at every closest approach
 of every pair. With a near distance d_n, the turning points of an open
 contact end segments only while its gap is below d_n, and every step is
 bounded instead, h ≤ max(−δ, d_n)/(2 δ̇) over the open contacts whose
-bodies approach (δ̇ > 0; −δ ≤ g). Within one step (while the speeds change by less than 2× within
-it: between impacts only smooth forces act, and every impact ends a
-segment) a far contact closes at most half its gap, so it is near, its
-turning points watched, before it touches; and a near contact moves by at
-most d_n/2, so it cannot graze through contact and leave the near zone
-within one step, where its turning point would be masked at the step's
-end. A contact whose status went stale while far (it turned to approach)
-has its turning point due on entering the near zone, where the segment
-ends and the status is set right. Segments then grow with the impacts and
-the near approaches, not with the pairs. The event function of the solve is the least of all contacts'
-functions, so its first crossing is the earliest of any contact's; bisection
-locates it and the segment ends just past it, where every contact whose
-function has crossed is handled: simultaneous impacts (a symmetric break
-shot) stay simultaneous, and a later crossing in the same step is found in
-the next segment at its own time.
+bodies approach (δ̇ > 0; −δ ≤ g). Within one step (while the speeds
+change by less than 2× within it: between impacts only smooth forces act,
+and every impact ends a segment) a far contact closes at most half its
+gap, so it is near, its turning points watched, before it touches; and a
+near contact moves by at most d_n/2, so it cannot graze through contact
+and leave the near zone within one step, where its turning point would be
+masked at the step's end. A contact whose status went stale while far (it
+turned to approach) has its turning point due on entering the near zone,
+where the segment ends and the status is set right. Segments then grow
+with the impacts and the near approaches, not with the pairs.
 
 Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
 damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
@@ -840,7 +840,8 @@ def _simulate_events(
 
         def skip(_):
             record = (jnp.full(slots[-1], jnp.inf), jnp.zeros(slots[-1], bool), q, v)
-            return (params, status, residual, released, t0, q, v, ys, done), (record, jnp.asarray(0, dtype=int), jnp.asarray(False))
+            nothing = (record, jnp.asarray(0, dtype=int), jnp.asarray(False))
+            return (params, status, residual, released, t0, q, v, ys, done), nothing
 
         return jax.lax.cond(done, skip, run, None)
 
@@ -873,9 +874,10 @@ def _simulate_events(
         q_events[segment_of],
         v_events[segment_of],
     )
-    if not contact_history:
-        return _trajectory(eqx.combine(carry[0], static), save_times, *saved, jnp.sum(steps), jnp.sum(ran), events)
-    (q, v), histories = saved
-    by_force = dict(zip(families, histories))
-    histories = tuple(by_force.get(k) for k in range(len(model.forces)))
-    return _trajectory(eqx.combine(carry[0], static), save_times, q, v, jnp.sum(steps), jnp.sum(ran), events, histories)
+    histories = None
+    if contact_history:
+        saved, by_family = saved
+        by_force = dict(zip(families, by_family))
+        histories = tuple(by_force.get(k) for k in range(len(model.forces)))
+    return _trajectory(eqx.combine(carry[0], static), save_times, *saved, jnp.sum(steps), jnp.sum(ran), events,
+                       histories)

@@ -103,7 +103,10 @@ def save_times(duration):
 
 
 def integrate(model, state, times, max_events):
-    """``simulate`` with the reproduction's settings: Lagrange multipliers, ``TOLERANCES``, ``MAX_STEPS``, ``NEAR_DISTANCE``."""
+    """``simulate`` with the reproduction's settings.
+
+    Lagrange multipliers, ``TOLERANCES``, ``MAX_STEPS`` and ``NEAR_DISTANCE``.
+    """
     return simulate(model, state, times, LagrangeMultipliers(), max_events=max_events, max_steps=MAX_STEPS,
                     near_distance=NEAR_DISTANCE, **TOLERANCES)
 
