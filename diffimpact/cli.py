@@ -8,13 +8,17 @@ runs on, and an interpreter that tears itself down under that thread dies of
 a segmentation fault (status 139, after the one line). The command line
 therefore leaves without the teardown (``os._exit``) once the interrupt has
 unwound the run and the line is flushed; ``main(argv)`` called from Python
-returns 130 instead.
+returns 130 instead. An interrupt can also land in JAX's garbage-collection
+callback, where Python drops it ("Exception ignored") and the run would go on
+to the end; during a run it is raised again (``_interrupt_again``).
 """
 
+import _thread
 import argparse
 import inspect
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -85,6 +89,7 @@ def _run(args):
         return 2
     print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
     start = time.perf_counter()
+    previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
     try:
         summary = run(Path(args.out), quick=args.quick, **options)
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
@@ -100,9 +105,27 @@ def _run(args):
         print(f"diffimpact {args.command} {args.name}: interrupted; files already written in {args.out} are complete",
               file=sys.stderr)
         return INTERRUPTED
+    finally:
+        sys.unraisablehook = previous_hook
     print(summary)
     print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
     return 0
+
+
+def _interrupt_again(unraisable, report):
+    """``sys.unraisablehook`` during a run: a Ctrl-C that Python had to drop is raised again in the main thread.
+
+    A ``KeyboardInterrupt`` that lands in a callback (JAX's garbage-collection callback) cannot propagate: Python
+    prints "Exception ignored" and goes on, and the run would finish as if not interrupted. Anything else goes to
+    ``report``, the hook in place before the run.
+    """
+    if issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # a moment later, from another thread: raised in this hook, it would be dropped again
+        again = threading.Timer(0.01, _thread.interrupt_main)
+        again.daemon = True
+        again.start()
+    else:
+        report(unraisable)
 
 
 def _checked_message(error):

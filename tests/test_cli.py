@@ -111,3 +111,27 @@ def test_ctrl_c_while_xla_compiles_exits_130_with_one_line(tmp_path):
     assert child.returncode == 130, err
     assert err.strip().splitlines() == [
         f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
+
+
+def test_ctrl_c_dropped_by_a_callback_still_stops_the_run(monkeypatch, tmp_path, capsys):
+    """A KeyboardInterrupt that lands in a garbage-collection callback (as in JAX's) is raised again, not lost."""
+    import gc
+
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    def interrupted_in_a_callback(out, quick=False):
+        def callback(phase, info):
+            gc.callbacks.remove(callback)
+            raise KeyboardInterrupt  # Python prints "Exception ignored" and goes on
+
+        gc.callbacks.append(callback)
+        gc.collect()
+        deadline = time.perf_counter() + 5.0
+        while time.perf_counter() < deadline:  # the run goes on: only an interrupt raised again stops it
+            time.sleep(0.001)
+        return "finished"
+
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (interrupted_in_a_callback, "test"))
+    assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
