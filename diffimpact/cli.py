@@ -1,9 +1,24 @@
-"""The ``diffimpact`` command line."""
+"""The ``diffimpact`` command line.
 
+Ctrl-C (SIGINT) stops a run with one line on stderr and exit status 130; the
+files already written are complete (each is written beside its name and
+renamed). An interrupt often lands while XLA compiles: jaxlib then raises
+``KeyboardInterrupt`` in the waiting Python thread while its compile thread
+runs on, and an interpreter that tears itself down under that thread dies of
+a segmentation fault (status 139, after the one line). The command line
+therefore leaves without the teardown (``os._exit``) once the interrupt has
+unwound the run and the line is flushed; ``main(argv)`` called from Python
+returns 130 instead. An interrupt can also land in JAX's garbage-collection
+callback, where Python drops it ("Exception ignored") and the run would go on
+to the end; during a run it is raised again (``_interrupt_again``).
+"""
+
+import _thread
 import argparse
 import inspect
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -74,6 +89,7 @@ def _run(args):
         return 2
     print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
     start = time.perf_counter()
+    previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
     try:
         summary = run(Path(args.out), quick=args.quick, **options)
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
@@ -88,10 +104,28 @@ def _run(args):
     except KeyboardInterrupt:
         print(f"diffimpact {args.command} {args.name}: interrupted; files already written in {args.out} are complete",
               file=sys.stderr)
-        return 130
+        return INTERRUPTED
+    finally:
+        sys.unraisablehook = previous_hook
     print(summary)
     print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
     return 0
+
+
+def _interrupt_again(unraisable, report):
+    """``sys.unraisablehook`` during a run: a Ctrl-C that Python had to drop is raised again in the main thread.
+
+    A ``KeyboardInterrupt`` that lands in a callback (JAX's garbage-collection callback) cannot propagate: Python
+    prints "Exception ignored" and goes on, and the run would finish as if not interrupted. Anything else goes to
+    ``report``, the hook in place before the run.
+    """
+    if issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # a moment later, from another thread: raised in this hook, it would be dropped again
+        again = threading.Timer(0.01, _thread.interrupt_main)
+        again.daemon = True
+        again.start()
+    else:
+        report(unraisable)
 
 
 def _checked_message(error):
@@ -102,7 +136,16 @@ def _checked_message(error):
     return None
 
 
+#: Exit status of an interrupted run (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
+
+
 def main(argv=None):
+    """Run the command line ``argv`` (``sys.argv[1:]`` when ``None``) and return its exit status.
+
+    As the ``diffimpact`` command (``argv`` ``None``) an interrupted run ends the process at once with
+    status 130, skipping the interpreter's teardown (see the module docstring).
+    """
     parser = argparse.ArgumentParser(prog="diffimpact", description="Differentiable contact and impact simulation.")
     commands = parser.add_subparsers(dest="command", required=True)
     reproduce = commands.add_parser("reproduce", help="run a published experiment; writes DIR/NAME.csv and DIR/NAME.png")
@@ -120,7 +163,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import diffimpact  # noqa: F401  (enables float64 before any computation)
 
-    return _run(args)
+    status = _run(args)
+    if status == INTERRUPTED and argv is None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)  # no teardown under XLA threads still compiling: it would crash (status 139)
+    return status
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ answer is checked against the closed form of a central impact: momentum, the
 post-impact velocities v₁', v₂' for restitution e, the Hertz contact duration
 and peak force, the derivatives ∂v'/∂e, and a fit of e to synthetic
 "measured" velocities against the closed-form least-squares estimate.
-Writes tutorial-two-discs.png (positions, velocities, contact force, fit).
+Writes tutorial-two-discs.png (positions, velocities, contact force, fit) and
+the damped run, contact history included, to tutorial-two-discs.npz
+(``Trajectory.save``; ``Trajectory.load`` reads it back).
 """
 
 # --8<-- [start:system]
@@ -25,7 +27,7 @@ import numpy as np
 
 from diffimpact.contact import Hertz
 from diffimpact.multibody import CircleCircle, Contact, LagrangeMultipliers, Model, OptimalDamping, PlanarBody, State
-from diffimpact.multibody import simulate
+from diffimpact.multibody import Trajectory, simulate
 from fitting import UnitInterval, fit, levenberg_marquardt
 
 M1, R1 = 0.2, 0.03  # disc 1: mass (kg), radius (m)
@@ -58,9 +60,11 @@ def damped(restitution, stiffness=STIFFNESS):
     return OptimalDamping(stiffness, EXPONENT, restitution, method="improved")
 
 
-def run(law, v1=V1, v2=V2, times=jnp.linspace(0.0, DURATION, 801), adjoint=None):
-    """The ``Trajectory`` of the two discs, saved at ``times`` (s)."""
-    return simulate(discs(law), initial_state(v1, v2), times, LagrangeMultipliers(), max_events=4, adjoint=adjoint)
+def run(law, v1=V1, v2=V2, times=jnp.linspace(0.0, DURATION, 801), adjoint=None, contact_history=True):
+    """The ``Trajectory`` of the two discs, saved at ``times`` (s), by default with the contact's penetration
+    and forces at those times (``trajectory.contact_history[0]``: the model's first force, the contact)."""
+    return simulate(discs(law), initial_state(v1, v2), times, LagrangeMultipliers(), max_events=4, adjoint=adjoint,
+                    contact_history=contact_history)
 # --8<-- [end:system]
 
 
@@ -85,16 +89,10 @@ def hertz_contact(approach_speed):
 # --8<-- [end:closed-form]
 
 
-def contact_force(law, trajectory):
-    """Normal force (N) at the saved states of a run of the plain ``NormalForceLaw`` ``law``."""
-    penetration = R1 + R2 - (trajectory.q[:, 3] - trajectory.q[:, 0])
-    return law(penetration, trajectory.v[:, 0] - trajectory.v[:, 3])
-
-
 # --8<-- [start:gradient]
 def post_impact(law, v1, v2):
     """(v₁', v₂') (m/s) at the end of the run, differentiable in forward mode (``jax.jacfwd``)."""
-    final = run(law, v1, v2, jnp.array([DURATION]), adjoint=diffrax.ForwardMode()).v[-1]
+    final = run(law, v1, v2, jnp.array([DURATION]), adjoint=diffrax.ForwardMode(), contact_history=False).v[-1]
     return jnp.stack([final[0], final[3]])
 
 
@@ -168,7 +166,7 @@ def main(out, restitution=0.6):
               f"energy {float(trajectory.energy[0]):.9f} -> {float(trajectory.energy[-1]):.9f} J, "
               f"contact {duration * 1e3:.4f} ms")
     hertz_duration, hertz_peak = hertz_contact(approach)
-    peak = float(np.max(contact_force(elastic, runs["elastic Hertz (e = 1)"])))
+    peak = float(np.max(runs["elastic Hertz (e = 1)"].contact_history[0].normal_force))
     loss = 0.5 * M1 * M2 / (M1 + M2) * (1 - restitution**2) * approach**2
     print(f"  Hertz closed form: contact {hertz_duration * 1e3:.4f} ms, peak force {hertz_peak:.3f} N "
           f"(largest saved force {peak:.3f} N); energy lost at e = {restitution:g}: ½ m (1 − e²) v² = {loss:.9f} J")
@@ -194,6 +192,9 @@ def main(out, restitution=0.6):
     Path(out).mkdir(parents=True, exist_ok=True)
     fig.savefig(Path(out) / "tutorial-two-discs.png", dpi=110)
     plt.close(fig)
+    saved = runs[f"eq. (50), e = {restitution:g}"].save(Path(out) / "tutorial-two-discs.npz")
+    print(f"saved the e = {restitution:g} run to {saved}; read back, its largest contact force is "
+          f"{float(np.max(Trajectory.load(saved).contact_history[0].normal_force)):.3f} N")
     return {"by_e": by_e, "by_log_k": by_log_k, "fitted": fitted, "fitted_error": error}
 
 
@@ -211,10 +212,10 @@ def plot(axes, runs, restitution, measured, fitted):
                         "closed form after the impact")
     positions.set(xlabel="t (ms)", ylabel="x − x(0) (mm)", title="(a) Displacements of the centres of the discs")
     velocities.set(xlabel="t (ms)", ylabel="ẋ (m/s)", title="(b) Velocities of the discs")
-    # the damped law as simulate resolved it at the onset, for the effective mass and the approach speed
-    laws = (Hertz(STIFFNESS, EXPONENT), damped(restitution).at_impact(M1 * M2 / (M1 + M2), V1 - V2))
-    for (label, trajectory), law, style in zip(runs.items(), laws, ("--", "-")):
-        forces.plot(t, np.asarray(contact_force(law, trajectory)), style, color="tab:green", label=label)
+    # the force the integrator applied: for eq. (50) with the damping c that simulate set at the onset
+    for (label, trajectory), style in zip(runs.items(), ("--", "-")):
+        forces.plot(t, np.asarray(trajectory.contact_history[0].normal_force[:, 0]), style, color="tab:green",
+                    label=label)
     duration, peak = hertz_contact(V1 - V2)
     forces.axvline(LEAD * 1e3, color="grey", lw=0.8, label=f"onset, t = {LEAD * 1e3:g} ms")
     forces.axhline(peak, color="k", lw=0.8, ls=":", label="Hertz closed form: peak force")

@@ -1,4 +1,11 @@
-"""The command line: listing, unknown names, bad arguments (no solves)."""
+"""The command line: listing, unknown names, bad arguments (no solves), Ctrl-C."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 from diffimpact.cli import main
 
@@ -55,3 +62,76 @@ def test_a_check_inside_compiled_code_prints_its_message_in_one_line(monkeypatch
     assert main(["reproduce", "break", "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["diffimpact reproduce break: more than max_events = 3 events; increase max_events"]
+
+
+# The child: the command line (``main()`` reads sys.argv, as the ``diffimpact`` command does) with a reproduction
+# whose program takes XLA several seconds to compile (a 2000-step scan unrolled: 0.2 s to lower, ~6 s to compile).
+_SLOW_COMPILE = """
+import signal
+import sys
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, even where SIGINT came in ignored (`cmd &`)
+
+import jax
+import jax.numpy as jnp
+
+from diffimpact.cli import main
+from diffimpact.reproduce import REPRODUCTIONS
+
+
+def slow_compile(out, quick=False):
+    def program(x):
+        return jax.lax.scan(lambda c, _: (jnp.sin(c @ c) * 0.5 + jnp.cos(c), None), x, None, length=2000, unroll=2000)[0]
+    lowered = jax.jit(program).lower(jnp.ones((4, 4)))
+    print("compiling", flush=True)
+    return lowered.compile()(jnp.ones((4, 4)))
+
+
+REPRODUCTIONS["damping-scaling"] = (slow_compile, "test")
+sys.argv = ["diffimpact", "reproduce", "damping-scaling", "--out", sys.argv[1]]
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_xla_compiles_exits_130_with_one_line(tmp_path):
+    """SIGINT during an XLA compilation: one line and status 130, not a segmentation fault (139) at teardown."""
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_COMPILE, str(tmp_path)], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    try:
+        assert child.stdout.readline() == "damping-scaling: test\n"
+        assert child.stdout.readline() == "compiling\n"
+        time.sleep(1.0)  # XLA is compiling (for ~6 s)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == 130, err
+    assert err.strip().splitlines() == [
+        f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
+
+
+def test_ctrl_c_dropped_by_a_callback_still_stops_the_run(monkeypatch, tmp_path, capsys):
+    """A KeyboardInterrupt that lands in a garbage-collection callback (as in JAX's) is raised again, not lost."""
+    import gc
+
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    def interrupted_in_a_callback(out, quick=False):
+        def callback(phase, info):
+            gc.callbacks.remove(callback)
+            raise KeyboardInterrupt  # Python prints "Exception ignored" and goes on
+
+        gc.callbacks.append(callback)
+        gc.collect()
+        deadline = time.perf_counter() + 5.0
+        while time.perf_counter() < deadline:  # the run goes on: only an interrupt raised again stops it
+            time.sleep(0.001)
+        return "finished"
+
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (interrupted_in_a_callback, "test"))
+    assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
