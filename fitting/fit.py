@@ -29,6 +29,10 @@ the reduced χ², so the uncertainties scale with the observed scatter. The
 covariance of the physical values x(θ) follows by the delta method,
 C_x = D C_θ Dᵀ with D = ∂x/∂θ (diagonal: transforms act elementwise); standard
 errors are sqrt(diag C_x) and the correlation matrix C_x / (se seᵀ).
+A parameter whose bounded transform has run to an end of its range
+(``FitResult.at_bound``: the data pull it out) is held there: its entries are
+NaN and the others' are conditional on it. A direction J cannot see (a
+singular value at round-off) has infinite variance.
 """
 
 import dataclasses
@@ -61,6 +65,8 @@ class FitResult:
     names : labels of the free parameters (``name`` or ``name[i]``).
     values : their fitted physical values.
     standard_errors : their standard errors (physical units, delta method).
+    at_bound : whether each has run to an end of a bounded range (``Bounded``, ``LogBounded``), where the data
+        pull it out of the range: it has no standard error (NaN), and the others' are those with it held there.
     covariance, correlation : P × P, of the physical values.
     unconstrained : the fitted θ; ``unconstrained_covariance`` its C_θ.
     loss : final Σ ρ(z); ``loss_history`` per step of the best start.
@@ -77,6 +83,7 @@ class FitResult:
     names: tuple
     values: np.ndarray
     standard_errors: np.ndarray
+    at_bound: np.ndarray
     covariance: np.ndarray
     correlation: np.ndarray
     unconstrained: np.ndarray
@@ -110,8 +117,8 @@ class FitResult:
         """JSON-ready summary (no pytree, no Jacobian)."""
         return {
             "parameters": {
-                name: {"value": float(v), "standard_error": float(se)}
-                for name, v, se in zip(self.names, self.values, self.standard_errors)
+                name: {"value": float(v), "standard_error": float(se), "at_bound": bool(b)}
+                for name, v, se, b in zip(self.names, self.values, self.standard_errors, self.at_bound)
             },
             "correlation": self.correlation.tolist(),
             "covariance": self.covariance.tolist(),
@@ -132,9 +139,15 @@ class FitResult:
         return write_json(path, self.to_dict())
 
     def summary(self):
-        """One line per parameter: value ± standard error."""
-        lines = [f"{n:>24s} = {v:.6g} ± {se:.2g}" for n, v, se in zip(self.names, self.values, self.standard_errors)]
-        return "\n".join(lines)
+        """One line per parameter: value ± standard error; or that it ran to an end of its range, or that the
+        data do not identify it (no finite standard error: a direction the Jacobian does not see)."""
+        def error(se, at_bound):
+            if at_bound:
+                return "(at an end of its range: the data pull it out, no standard error)"
+            return f"± {se:.3g}" if np.isfinite(se) else "(not identified by these data)"
+
+        return "\n".join(f"  {n:>16s} = {v:.6g} {error(se, b)}"
+                         for n, v, se, b in zip(self.names, self.values, self.standard_errors, self.at_bound))
 
 
 def _initial_thetas(theta0, space, starts, start_spread, seed):
@@ -154,9 +167,11 @@ def _check_positive_number(name, value):
 
 
 class LevenbergMarquardtState(NamedTuple):
-    """The damping λ of ``levenberg_marquardt`` (dimensionless, relative to diag JᵀJ)."""
+    """The damping λ of ``levenberg_marquardt`` (dimensionless, relative to diag JᵀJ) and the trials a step
+    may make (``linearise`` makes none)."""
 
     damping: jnp.ndarray
+    max_tries: jnp.ndarray
 
 
 class LeastSquaresTransformation(optax.GradientTransformationExtraArgs):
@@ -175,10 +190,13 @@ def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_t
     package it needs tens of steps where Adam needs hundreds. With robust losses
     JᵀJ omits the IRLS weights (a Gauss–Newton approximation).
 
-    A step longer than ``max_step`` (in θ, whose entries are of order one by
-    the transforms' references) is shortened to that length: where the data
-    leave a direction nearly free, the Gauss–Newton step along it is huge, and
-    the model would be evaluated at absurd values (a stiffness of 1e28).
+    Each entry of a step is clipped to ±``max_step`` (in θ, whose entries are
+    of order one by the transforms' references): where the data leave a
+    direction nearly free, the Gauss–Newton step along it is huge, and the
+    model would be evaluated at absurd values (a stiffness of 1e28). Clipping
+    the entries rather than shortening the whole step keeps the step's share
+    along the directions the data do see (a shortened step crawls along the
+    free direction until its parameter reaches a bound).
     """
     for name, value in (("initial_damping", initial_damping), ("increase - 1", increase - 1.0),
                         ("decrease", decrease), ("max_tries", max_tries), ("max_step", max_step)):
@@ -188,7 +206,7 @@ def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_t
 
     def init(params):
         del params
-        return LevenbergMarquardtState(jnp.asarray(initial_damping, dtype=float))
+        return LevenbergMarquardtState(jnp.asarray(initial_damping, dtype=float), jnp.asarray(max_tries, dtype=int))
 
     def update(updates, state, params, *, value, value_fn, jacobian, **extra):
         del extra
@@ -206,17 +224,17 @@ def levenberg_marquardt(initial_damping=1e-3, increase=10.0, decrease=0.3, max_t
             # it is rejected without evaluating the model there, and the damping grows.
             finite = jnp.all(jnp.isfinite(step))
             step = jnp.where(finite, step, 0.0)
-            step = step * jnp.minimum(1.0, max_step / jnp.maximum(jnp.linalg.norm(step), 1e-300))
+            step = jnp.clip(step, -max_step, max_step)
             trial = value_fn(params + step)
             return damping, step, finite & jnp.isfinite(trial) & (trial < value), tries + 1
 
         start = (state.damping / increase, jnp.zeros_like(updates), jnp.array(False), jnp.array(0))
         damping, step, accepted, _ = jax.lax.while_loop(
-            lambda carry: ~carry[2] & (carry[3] < max_tries), attempt, start
+            lambda carry: ~carry[2] & (carry[3] < state.max_tries), attempt, start
         )
         return (
             jnp.where(accepted, step, jnp.zeros_like(step)),
-            LevenbergMarquardtState(jnp.where(accepted, damping * decrease, damping)),
+            LevenbergMarquardtState(jnp.where(accepted, damping * decrease, damping), state.max_tries),
         )
 
     return LeastSquaresTransformation(init, update)
@@ -316,6 +334,8 @@ def linearise(residual_fn, params0, spec, theta=None, *, sigma=1.0, loss="square
     problem, theta0 = _problem(residual_fn, params0, spec, sigma, loss, loss_scale, optimizer, jacobian)
     theta = theta0 if theta is None else jnp.asarray(theta, dtype=float)
     state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), problem.optimizer.init(theta))
+    if isinstance(state, LevenbergMarquardtState):  # z and J at θ: no trial steps
+        state = state._replace(max_tries=jnp.zeros_like(state.max_tries))
     *_, z, jac = _step(problem, theta, state)
     return np.asarray(z), np.asarray(jac)
 
@@ -356,7 +376,8 @@ def fit(
         Pass the same object to repeated fits to reuse their compilation.
     max_steps : optimiser steps per start.
     gtol : stop when |∂loss/∂θ| ≤ gtol.
-    ftol : stop when |Δloss| ≤ ftol·|loss| for ``CONVERGENCE_PATIENCE`` steps in a row.
+    ftol : stop when |Δloss| ≤ ftol·|loss| for ``CONVERGENCE_PATIENCE`` steps in a row (or when a step
+        does not move θ: no lower loss was found near it).
     starts : number of starts (the first is ``params0``, the others perturb θ0
         by ``start_spread`` · N(0, 1), seeded by ``seed``) or a list of physical
         pytrees to start from. The lowest final loss wins.
@@ -409,7 +430,9 @@ def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total)
             break
         change = abs(history[-2] - value) if len(history) > 1 else np.inf
         quiet_steps = quiet_steps + 1 if change <= ftol * abs(value) else 0
-        if gradient_norm <= gtol or quiet_steps >= CONVERGENCE_PATIENCE:
+        # No move: the optimiser found no lower loss near θ (Levenberg–Marquardt rejects every trial there).
+        stalled = bool(jnp.all(new_theta == theta))
+        if gradient_norm <= gtol or quiet_steps >= CONVERGENCE_PATIENCE or stalled:
             converged = True
             break
         theta, state = new_theta, new_state
@@ -431,11 +454,18 @@ def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total)
 
 
 def gauss_newton_covariance(jacobian, weights):
-    """(Jᵀ diag(w) J)⁻¹ by the SVD of diag(√w) J; a direction J cannot see gets infinite variance."""
+    """(Jᵀ diag(w) J)⁻¹ by the SVD of diag(√w) J; a direction J cannot see gets infinite variance.
+
+    Unseen: a singular value at round-off, sₖ ≤ s_max · max(N, P) · ε (NumPy's ``matrix_rank`` rule).
+    Σₖ vₖ vₖᵀ / sₖ² with 0·∞ taken as 0: a parameter with no share in an unseen direction keeps its finite
+    variance; entries that mix infinities of both signs are NaN.
+    """
     _, singular, right = np.linalg.svd(np.sqrt(weights)[:, None] * jacobian, full_matrices=False)
-    with np.errstate(divide="ignore"):
-        inverse_squares = 1.0 / singular**2
-    return (right.T * inverse_squares) @ right
+    seen = singular > singular.max(initial=0.0) * max(jacobian.shape) * np.finfo(float).eps
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inverse_squares = np.where(seen, 1.0 / singular**2, np.inf)
+        terms = right[:, :, None] * right[:, None, :]
+        return np.sum(np.where(terms == 0.0, 0.0, inverse_squares[:, None, None] * terms), axis=0)
 
 
 def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma):
@@ -443,20 +473,28 @@ def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma):
     theta, z, jac = best["theta"], best["z"], best["jacobian"]
     weights = np.asarray(irls_weights(rho, jnp.asarray(z)))
     residual_variance = float(np.sum(weights * z**2) / (count - space.size)) if count > space.size else np.nan
-    unconstrained_covariance = gauss_newton_covariance(jac, weights)
+    # Parameters run to an end of their range are held there (NaN rows and columns); the others' covariance is
+    # conditional on them.
+    at_bound = space.at_bound(theta)
+    inside = np.flatnonzero(~at_bound)
+    unconstrained_covariance = np.full((space.size, space.size), np.nan)
+    unconstrained_covariance[np.ix_(inside, inside)] = gauss_newton_covariance(jac[:, inside], weights)
     if not absolute_sigma:
         unconstrained_covariance = residual_variance * unconstrained_covariance
-    derivative = np.asarray(jax.jacfwd(space.free_values)(theta))
-    covariance = derivative @ unconstrained_covariance @ derivative.T
-    standard_errors = np.sqrt(np.diag(covariance))
+    derivative = np.asarray(jax.jacfwd(space.free_values)(theta))  # diagonal: the transforms act elementwise
+    with np.errstate(invalid="ignore"):  # ∞ · 0 (an unseen direction) and ∞/∞ are NaN
+        covariance = np.outer(np.diag(derivative), np.diag(derivative)) * unconstrained_covariance
+        standard_errors = np.sqrt(np.diag(covariance))
+        correlation = covariance / np.outer(standard_errors, standard_errors)
     params = space(theta)
     return FitResult(
         params=params,
         names=space.labels,
         values=np.asarray(space.free_values(theta)),
         standard_errors=standard_errors,
+        at_bound=at_bound,
         covariance=covariance,
-        correlation=covariance / np.outer(standard_errors, standard_errors),
+        correlation=correlation,
         unconstrained=np.asarray(theta),
         unconstrained_covariance=unconstrained_covariance,
         loss=best["loss"],

@@ -63,6 +63,10 @@ class Transform(eqx.Module):
     def domain(self):
         """The allowed range of x, as text for error messages."""
 
+    def at_bound(self, unconstrained):
+        """Whether x(θ) has run to an end of a bounded range (NumPy booleans; never for unbounded ones)."""
+        return np.zeros(np.shape(unconstrained), dtype=bool)
+
 
 class Free(Transform):
     """Unconstrained parameter, x = scale · θ."""
@@ -117,6 +121,11 @@ class Positive(Transform):
         return "(0, inf)"
 
 
+#: |θ| beyond which a ``Bounded`` or ``LogBounded`` parameter counts as at an end of its range: sigmoid(θ)
+#: within 1e-3 of 0 or 1 (of the range, or of its decades), where x hardly moves with θ.
+AT_BOUND = float(np.log(999.0))
+
+
 class Bounded(Transform):
     """Parameter in the open interval (low, high), x = low + (high − low) · sigmoid(θ)."""
 
@@ -139,6 +148,9 @@ class Bounded(Transform):
 
     def domain(self):
         return f"({self.low:g}, {self.high:g})"
+
+    def at_bound(self, unconstrained):
+        return np.abs(np.asarray(unconstrained)) > AT_BOUND
 
 
 class LogBounded(Transform):
@@ -168,6 +180,9 @@ class LogBounded(Transform):
 
     def domain(self):
         return f"({self.low:g}, {self.high:g})"
+
+    def at_bound(self, unconstrained):
+        return np.abs(np.asarray(unconstrained)) > AT_BOUND
 
 
 def UnitInterval(*, fixed=False):  # noqa: N802 (reads as a transform class in a spec)
@@ -240,6 +255,10 @@ class Parametrisation(eqx.Module):
         values = self.free_values(theta)
         pieces = jnp.split(values, np.cumsum(self.sizes)[:-1])
         return _replace(self.template, self.names, [p.reshape(s) for p, s in zip(pieces, self.shapes)])
+
+    def at_bound(self, theta):
+        """Whether each free entry has run to an end of its transform's range, in the order of θ."""
+        return np.concatenate([np.ravel(t.at_bound(p)) for t, p in zip(self.transforms, self._split(theta))])
 
     def unconstrained(self, params):
         """θ of a physical pytree shaped like the template; ``ValueError`` if a value is out of range."""

@@ -354,6 +354,12 @@ def position(q, ball):
 #: are not in the step-size control: they carry errors of about √rtol in places (2e-2 of a Jacobian column at
 #: 1e-8, 2e-3 at 1e-10, measured on the compliant cushion's modulus), so checks of them use a tighter rtol.
 SHOT_RTOL = 1e-8
+#: Relative change of a fit's loss (Σ z², z = residual/σ) that fits of shots solved at ``SHOT_RTOL`` count as no
+#: change. The loss of a point solved without derivatives and with them differ by about 1e-6 of the loss (the
+#: two solves take different steps; measured on the compliant cushion fit, Σ z² ≈ 10): smaller changes are the
+#: solvers' noise. 1e-5 of a loss of 10 is 1e-4 in χ², a move of the parameters by about 1e-2 of their standard
+#: errors.
+SHOT_FTOL = 1e-5
 
 
 def shot_tolerances(rtol=SHOT_RTOL):
@@ -372,6 +378,22 @@ AFTER_CONTACT = 0.06
 CUSHION_FORCE, PAIR_FORCE = 2, 2
 
 
+def _checked_cushion_shot(speed, incidence, topspin_ratio, sidespin_ratio):
+    """A cushion shot's numbers as float64 arrays, checked: ``ValueError`` naming the argument and its range
+    (``equinox.error_if`` when traced)."""
+    return (check_range("speed", speed, 0.0, low_open=True, hint=" m/s"),
+            check_range("incidence", incidence, 0.0, np.pi / 2, low_open=True, hint=" rad (π/2: head-on)"),
+            check_range("topspin_ratio", topspin_ratio), check_range("sidespin_ratio", sidespin_ratio))
+
+
+def _checked_cut_shot(speed, cut, duration):
+    """A cut shot's numbers as float64 arrays, checked as ``_checked_cushion_shot``."""
+    return (check_range("speed", speed, 0.0, low_open=True, hint=" m/s"),
+            check_range("cut", cut, -np.pi / 2, np.pi / 2, low_open=True, high_open=True,
+                        hint=" rad (negative: the object ball on the other side of the path)"),
+            check_range("duration", duration, 0.0, low_open=True, hint=" s"))
+
+
 def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, nose=True, adjoint=None,
                    rtol=SHOT_RTOL, max_events=12):
     """One ball against the long cushion (``cushion_model``), from ``CUSHION_GAP`` before the contact.
@@ -386,6 +408,8 @@ def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, n
     cloth the ball bounces after a cushion impact, and each bounce costs two);
     ``rtol`` as in ``shot_tolerances``.
     """
+    speed, incidence, topspin_ratio, sidespin_ratio = _checked_cushion_shot(speed, incidence, topspin_ratio,
+                                                                            sidespin_ratio)
     direction = jnp.stack([jnp.cos(incidence), jnp.sin(incidence)])
     # the ball touches the nose when its centre is √(R² − (h − z)²) from the nose line (z: its resting height)
     touch = p.radius if not nose else jnp.sqrt(p.radius**2 - (p.nose_height() - p.resting_height()) ** 2)
@@ -418,9 +442,10 @@ def cut_shot(p, friction, speed, cut, cue_x, object_x, rolling, duration, adjoin
     Works under ``vmap`` over the numbers; ``adjoint`` as in ``simulate``, ``rtol`` as in
     ``shot_tolerances``.
     """
+    speed, cut, duration = _checked_cut_shot(speed, cut, duration)
     model = pair_model(p, friction)
     state = cut_shot_state(p, speed, cut, cue_x, object_x, rolling)
-    return simulate(model, state, jnp.stack([jnp.zeros(()), jnp.asarray(duration, dtype=float)]),
+    return simulate(model, state, jnp.stack([jnp.zeros(()), duration]),
                     LagrangeMultipliers(), max_events=24, adjoint=adjoint, **shot_tolerances(rtol))
 
 
@@ -520,8 +545,8 @@ def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=Tr
     One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
     ``np.ones(4)`` share it); pass ``rtol`` as an array to share it between tolerances.
     """
-    return _cushion_rebounds(p, *_float64(speed, incidence, topspin_ratio, sidespin_ratio), nose, adjoint, rtol,
-                             max_events)
+    return _cushion_rebounds(p, *_checked_cushion_shot(speed, incidence, topspin_ratio, sidespin_ratio), nose,
+                             adjoint, rtol, max_events)
 
 
 @eqx.filter_jit
@@ -538,7 +563,8 @@ def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, 
     One compilation per shape (the arrays are taken as float64, as in ``cushion_rebounds``); pass
     ``rtol`` as an array to share it between tolerances.
     """
-    return _cut_shots(p, friction, *_float64(speed, cut, cue_x, object_x, duration), rolling, adjoint, rtol)
+    speed, cut, duration = _checked_cut_shot(speed, cut, duration)
+    return _cut_shots(p, friction, speed, cut, *_float64(cue_x, object_x), duration, rolling, adjoint, rtol)
 
 
 # --- the full table: six cushions, six pockets, the rack ---------------------------------

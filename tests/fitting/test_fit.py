@@ -1,6 +1,7 @@
 """The fit loop, its covariance and the robust losses on problems with known answers."""
 
 import json
+import warnings
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -9,8 +10,8 @@ import optax
 import pytest
 
 import diffimpact  # noqa: F401  (float64)
-from fitting.fit import fit, levenberg_marquardt
-from fitting.parameters import Free, Positive
+from fitting.fit import fit, gauss_newton_covariance, levenberg_marquardt
+from fitting.parameters import Bounded, Free, Positive
 
 
 class Line(eqx.Module):
@@ -147,3 +148,23 @@ def test_bad_options_raise(options, match):
 def test_scaled_covariance_needs_more_data_than_parameters():
     with pytest.raises(ValueError, match="absolute_sigma=True"):
         fit(lambda p: p.amplitude - jnp.array([1.0, 2.0]), DECAY_TRUTH, DECAY_SPEC, progress=False)
+
+
+def test_covariance_of_an_unseen_direction_is_infinite_and_leaves_the_others_finite():
+    # z depends on a + b only (the direction a − b is unseen) and on c: var c = 1/Σ J_c² = 1/5, no NaN.
+    jacobian = np.array([[1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        covariance = gauss_newton_covariance(jacobian, np.ones(4))
+    assert np.all(np.isinf(np.diag(covariance)[:2]))
+    assert covariance[2, 2] == pytest.approx(0.2) and np.all(covariance[2, :2] == 0.0)
+
+
+def test_a_slope_pulled_out_of_its_range_is_reported_at_the_bound():
+    # The data's slope is 1.7; confined to (0, 1) the fit runs to the end at 1, the intercept stays inside.
+    result = fit(_line_residuals(LINE_DATA), Line(0.0, 0.5), {"intercept": Free(), "slope": Bounded(0.0, 1.0)},
+                 sigma=LINE_SIGMA, optimizer=levenberg_marquardt(), max_steps=60, progress=False)
+    assert result.values[1] > 0.999
+    assert result.at_bound.tolist() == [False, True]
+    lines = result.summary().splitlines()
+    assert "±" in lines[0] and "at an end of its range" in lines[1]

@@ -96,3 +96,32 @@ def test_rolling_velocity_of_a_rolling_ball_is_its_velocity():
     q, v = billiard.ball_state(p, [[0.0, 0.0]], velocity[None])  # sliding without spin: m R²/(m R² + J) of it
     np.testing.assert_allclose(billiard.rolling_velocity(p, q, v, 0), velocity / (1 + p.inertia / (p.mass * p.radius**2)),
                                rtol=1e-14)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ((0.0, np.pi / 2, 1.0, 0.0), r"speed must be finite and in \(0, inf\) m/s; got \[0.0"),
+    ((1.0, 0.0, 1.0, 0.0), r"incidence must be finite and in \(0, 1.5708\] rad \(π/2: head-on\); got \[0.0"),
+    ((1.0, 2.0, 1.0, 0.0), r"incidence must be finite and in \(0, 1.5708\]"),
+    ((1.0, np.pi / 2, np.nan, 0.0), r"topspin_ratio must be finite"),
+    ((1.0, np.pi / 2, 1.0, np.inf), r"sidespin_ratio must be finite"),
+])
+def test_cushion_shots_refuse_bad_numbers_before_any_solve(arguments, message):
+    p = billiard.snooker()
+    with pytest.raises(ValueError, match=message):
+        billiard.cushion_impact(p, *arguments)
+    with pytest.raises(ValueError, match=message):
+        billiard.cushion_rebounds(p, *(np.full(3, x) for x in arguments))
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ((-1.0, 0.3, 1.0), r"speed must be finite and in \(0, inf\) m/s; got \[-1.0"),
+    ((1.0, np.pi / 2, 1.0), r"cut must be finite and in \(-1.5708, 1.5708\) rad"),
+    ((1.0, 0.3, 0.0), r"duration must be finite and in \(0, inf\) s"),
+])
+def test_cut_shots_refuse_bad_numbers_before_any_solve(arguments, message):
+    p = deflection_parameters()
+    speed, cut, duration = arguments
+    with pytest.raises(ValueError, match=message):
+        billiard.cut_shot(p, Alciatore(), speed, cut, -0.1, 0.0, True, duration)
+    with pytest.raises(ValueError, match=message):
+        billiard.cut_shots(p, Alciatore(), *(np.full(2, x) for x in (speed, cut, -0.1, 0.0, duration)))
