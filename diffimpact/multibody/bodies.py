@@ -73,7 +73,13 @@ def euler_rotation(p):
     shapes never distort; the derivative of A along p is then zero.
     """
     p = jnp.asarray(p)
-    return euler_e(p) @ euler_g(p).T / (p @ p)
+    e0, e1, e2, e3 = p
+    # E Gᵀ = (e0² − eᵀe) I + 2 e eᵀ + 2 e0 ẽ entry by entry: elementwise arithmetic that XLA fuses, where the
+    # 3×4 by 4×3 product would be a matrix multiplication of its own for every body and contact.
+    rows = [[e0 * e0 + e1 * e1 - e2 * e2 - e3 * e3, 2 * (e1 * e2 - e0 * e3), 2 * (e1 * e3 + e0 * e2)],
+            [2 * (e1 * e2 + e0 * e3), e0 * e0 - e1 * e1 + e2 * e2 - e3 * e3, 2 * (e2 * e3 - e0 * e1)],
+            [2 * (e1 * e3 - e0 * e2), 2 * (e2 * e3 + e0 * e1), e0 * e0 - e1 * e1 - e2 * e2 + e3 * e3]]
+    return jnp.stack([jnp.stack(row) for row in rows]) / (e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3)
 
 
 def euler_parameters(axis, angle):
@@ -86,12 +92,12 @@ def euler_parameters(axis, angle):
 
 def euler_rates(p, angular_velocity):
     """ṗ = ½ Eᵀ ω for a global angular velocity ω (rad/s), unit p; satisfies pᵀṗ = 0."""
-    return 0.5 * euler_e(p).T @ jnp.asarray(angular_velocity, dtype=float)
+    return 0.5 * matvec(euler_e(p).T, jnp.asarray(angular_velocity, dtype=float))
 
 
 def euler_torque(p, torque):
     """Generalised force 2 Gᵀ Aᵀ n = 2 Eᵀ n on the Euler parameters of a global torque n (N m)."""
-    return 2.0 * euler_e(p).T @ jnp.asarray(torque, dtype=float)
+    return 2.0 * matvec(euler_e(p).T, jnp.asarray(torque, dtype=float))
 
 
 def _is_spatial(coordinates):
@@ -111,6 +117,21 @@ def orientation(coordinates):
     return rotation(coordinates[2])
 
 
+def matvec(matrix, vector):
+    """``matrix @ vector`` for a small matrix (2×2 to 4×4) as elementwise products and a sum.
+
+    XLA fuses these with the arithmetic around them, where a matrix product is an operation of its own: vmapped
+    over 120 ball pairs, or repeated for 16 bodies, the products were most of the cost of an evaluation of the
+    accelerations (``benchmarks/saddle_point.py``).
+    """
+    return jnp.sum(matrix * vector, axis=-1)
+
+
+def matmul(a, b):
+    """``a @ b`` for small matrices, as ``matvec``."""
+    return jnp.sum(a[:, :, None] * b[None, :, :], axis=1)
+
+
 def position(coordinates):
     """Centre of mass r_i of a planar (2) or spatial (3) body block."""
     coordinates = jnp.asarray(coordinates)
@@ -124,7 +145,7 @@ def point_position(coordinates, point):
     (x, y, z, e0, e1, e2, e3); ``point`` is s'_i in the body frame (m),
     measured from the centre of mass, with 2 or 3 components accordingly.
     """
-    return position(coordinates) + orientation(coordinates) @ jnp.asarray(point, dtype=float)
+    return position(coordinates) + matvec(orientation(coordinates), jnp.asarray(point, dtype=float))
 
 
 def global_point(q, body, point):
@@ -134,13 +155,13 @@ def global_point(q, body, point):
 
 def global_direction(q, body, vector):
     """Global direction A_i v' of the body-fixed ``vector``; ``vector`` itself for the ground (``None``)."""
-    return vector if body is None else orientation(q[body]) @ vector
+    return vector if body is None else matvec(orientation(q[body]), vector)
 
 
 def angular_velocity(coordinates, velocities, body_frame=False):
     """Angular velocity of a spatial body (rad/s): ω = 2 E ṗ (global) or ω' = 2 G ṗ (body frame)."""
     p, rate = coordinates[3:], velocities[3:]
-    return 2.0 * (euler_g(p) if body_frame else euler_e(p)) @ rate
+    return 2.0 * matvec(euler_g(p) if body_frame else euler_e(p), rate)
 
 
 class Body(eqx.Module):
@@ -296,7 +317,7 @@ class SpatialBody(Body):
     def mass_matrix(self, q):
         """diag(m I, 4 Gᵀ J' G): eq. (2.14) for the velocities (ṙ, ṗ)."""
         g = euler_g(q[3:])
-        return jax.scipy.linalg.block_diag(self.mass * jnp.eye(3), 4.0 * g.T @ self.inertia @ g)
+        return jax.scipy.linalg.block_diag(self.mass * jnp.eye(3), 4.0 * matmul(g.T, matmul(self.inertia, g)))
 
     def gyroscopic_force(self, q, v):
         """(0, 2 Gᵀ(−ω̃' J' ω')): the term −ω̃ J ω of eq. (2.16) on the Euler parameters.
@@ -305,8 +326,8 @@ class SpatialBody(Body):
         multiplier of pᵀp = 1 absorbs.
         """
         g = euler_g(q[3:])
-        omega = 2.0 * g @ v[3:]
-        return jnp.concatenate([jnp.zeros(3), -2.0 * g.T @ jnp.cross(omega, self.inertia @ omega)])
+        omega = 2.0 * matvec(g, v[3:])
+        return jnp.concatenate([jnp.zeros(3), -2.0 * matvec(g.T, jnp.cross(omega, matvec(self.inertia, omega)))])
 
     def centre_of_mass(self, q):
         return q[:3]
