@@ -119,7 +119,7 @@ def run(out, quick=False):
     times = save_times(duration)
     model, state = billiard.table_model(p), billiard.break_state(p)
     if not quick:
-        print(f"integrating {duration:g} s of the break (about 2.5 min on 2 cores, 35 s of it compiling) ...", flush=True)
+        print(f"integrating {duration:g} s of the break (about 1.5 min on 2 cores, half a minute of it compiling) ...", flush=True)
     trajectory = integrate(model, state, times, QUICK_MAX_EVENTS if quick else MAX_EVENTS)
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
     centres = q[:, :, :3]

@@ -938,17 +938,32 @@ def break_state(p, balls=16, speed=None, nose_height=None):
 def pocketed(p, run, balls=16, tolerance=1e-6):
     """Balls that dropped into a pocket in a ``table_model`` run: a list of (time (s), ball, pocket) in time order.
 
-    A ball is pocketed at the cloth's separation event (force 1) where its
-    centre is over a pocket's hole (``pocket_depth`` > −``tolerance``, m).
+    A ball is pocketed when it leaves the cloth for the last time (the cloth's
+    separation event, force 1: that is the time given) and falls through a
+    pocket's hole: either its centre is over a hole at that event
+    (``pocket_depth`` > −``tolerance``, m), or it left the cloth in a hop,
+    crossed a hole's edge in the air (where no event marks it) and its centre
+    is below the cloth (z < 0) at a later save; the pocket is then the hole
+    under its centre at the first such save.
     """
     names, events = _check_table_balls(balls), run.events
-    found = []
+    last = {}  # each ball's last cloth event
     for row in range(int(events.count)):
-        if int(events.contact[row]) != 1 or bool(events.onset[row]):
-            continue
-        index = int(events.member[row])
-        centre = np.asarray(position(events.q[row], index))[:2]
-        depth = np.asarray(pocket_depth(p, centre))
-        if depth.max() > -tolerance:
-            found.append((float(events.t[row]), names[index], POCKETS[int(np.argmax(depth))]))
+        if int(events.contact[row]) == 1:
+            last[int(events.member[row])] = row
+    heights = np.asarray(run.q)[:, 2::7]
+    found = []
+    for index, row in last.items():
+        if bool(events.onset[row]):
+            continue  # on the cloth at the end
+        depth = np.asarray(pocket_depth(p, np.asarray(position(events.q[row], index))[:2]))
+        if depth.max() <= -tolerance:
+            below = np.flatnonzero(heights[:, index] < 0.0)
+            if below.size == 0:
+                continue  # in the air at the end of the run
+            depth = np.asarray(pocket_depth(p, np.asarray(position(run.q[below[0]], index))[:2]))
+            if depth.max() <= -tolerance:
+                continue  # below the cloth but over no hole: it left the table elsewhere
+        found.append((float(events.t[row]), names[index], POCKETS[int(np.argmax(depth))]))
+    found.sort()
     return found
