@@ -113,25 +113,44 @@ def test_ctrl_c_while_xla_compiles_exits_130_with_one_line(tmp_path):
         f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
 
 
-def test_ctrl_c_dropped_by_a_callback_still_stops_the_run(monkeypatch, tmp_path, capsys):
+# The child: a run whose garbage-collection callback swallows a Ctrl-C ("Exception ignored"), then runs 5 s more
+# unless the interrupt is raised again. In a child process, so that no interrupt can reach pytest itself.
+_DROPPED_INTERRUPT = """
+import gc
+import signal
+import sys
+import time
+
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+from diffimpact.cli import main
+from diffimpact.reproduce import REPRODUCTIONS
+
+
+def interrupted_in_a_callback(out, quick=False):
+    def callback(phase, info):
+        gc.callbacks.remove(callback)
+        raise KeyboardInterrupt  # Python prints "Exception ignored" and goes on
+
+    gc.callbacks.append(callback)
+    gc.collect()
+    deadline = time.perf_counter() + 5.0
+    while time.perf_counter() < deadline:  # the run goes on: only an interrupt raised again stops it
+        time.sleep(0.001)
+    return "finished"
+
+
+REPRODUCTIONS["damping-scaling"] = (interrupted_in_a_callback, "test")
+sys.argv = ["diffimpact", "reproduce", "damping-scaling", "--out", sys.argv[1]]
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_dropped_by_a_callback_still_stops_the_run(tmp_path):
     """A KeyboardInterrupt that lands in a garbage-collection callback (as in JAX's) is raised again, not lost."""
-    import gc
-
-    from diffimpact.reproduce import REPRODUCTIONS
-
-    def interrupted_in_a_callback(out, quick=False):
-        def callback(phase, info):
-            gc.callbacks.remove(callback)
-            raise KeyboardInterrupt  # Python prints "Exception ignored" and goes on
-
-        gc.callbacks.append(callback)
-        gc.collect()
-        deadline = time.perf_counter() + 5.0
-        while time.perf_counter() < deadline:  # the run goes on: only an interrupt raised again stops it
-            time.sleep(0.001)
-        return "finished"
-
-    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (interrupted_in_a_callback, "test"))
-    assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 130
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.run([sys.executable, "-c", _DROPPED_INTERRUPT, str(tmp_path)], cwd=root, capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+    assert child.returncode == 130, child.stderr
+    assert child.stderr.strip().splitlines() == [
+        f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
