@@ -17,6 +17,7 @@ import _thread
 import argparse
 import inspect
 import os
+import signal
 import sys
 import threading
 import time
@@ -89,7 +90,6 @@ def _run(args):
         return 2
     print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
     start = time.perf_counter()
-    previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
     try:
         summary = run(Path(args.out), quick=args.quick, **options)
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
@@ -101,23 +101,17 @@ def _run(args):
             raise
         print(f"diffimpact {args.command} {args.name}: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"diffimpact {args.command} {args.name}: interrupted; files already written in {args.out} are complete",
-              file=sys.stderr)
-        return INTERRUPTED
-    finally:
-        sys.unraisablehook = previous_hook
     print(summary)
     print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
     return 0
 
 
 def _interrupt_again(unraisable, report):
-    """``sys.unraisablehook`` during a run: a Ctrl-C that Python had to drop is raised again in the main thread.
+    """``sys.unraisablehook`` while a command runs: a Ctrl-C that Python had to drop is raised again in the main thread.
 
     A ``KeyboardInterrupt`` that lands in a callback (JAX's garbage-collection callback) cannot propagate: Python
     prints "Exception ignored" and goes on, and the run would finish as if not interrupted. Anything else goes to
-    ``report``, the hook in place before the run.
+    ``report``, the hook in place before the command.
     """
     if issubclass(unraisable.exc_type, KeyboardInterrupt):
         # a moment later, from another thread: raised in this hook, it would be dropped again
@@ -126,6 +120,22 @@ def _interrupt_again(unraisable, report):
         again.start()
     else:
         report(unraisable)
+
+
+#: Set by ``_on_interrupt`` when a Ctrl-C arrives while a command runs.
+_INTERRUPTED = threading.Event()
+
+
+def _on_interrupt(signum, frame):
+    """SIGINT while a command runs: noted (``_INTERRUPTED``), then Python's own ``KeyboardInterrupt``."""
+    _INTERRUPTED.set()
+    signal.default_int_handler(signum, frame)
+
+
+def _interruption(error):
+    """Whether ``error`` comes of a Ctrl-C: a ``KeyboardInterrupt``, or an ``ImportError`` raised after one (NumPy
+    turns an interrupt during the import of its extension into "Encountered an error while initializing ...")."""
+    return isinstance(error, KeyboardInterrupt) or _INTERRUPTED.is_set()
 
 
 def _checked_message(error):
@@ -161,9 +171,26 @@ def main(argv=None):
     fit.add_argument("--data", metavar="CSV", help="your own measurements (columns per fit: see data/README.md)")
     fit.add_argument("--drop-bad-rows", action="store_true", help="drop invalid rows of --data (reported) instead of failing")
     args = parser.parse_args(argv)
-    import diffimpact  # noqa: F401  (enables float64 before any computation)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
+    _INTERRUPTED.clear()
+    previous_handler = signal.getsignal(signal.SIGINT)
+    if previous_handler is signal.default_int_handler:  # not where SIGINT is ignored (``cmd &``) or handled already
+        signal.signal(signal.SIGINT, _on_interrupt)
+    try:  # from the first import of JAX on: ``import diffimpact`` itself loads none (see the package docstring)
+        import diffimpact  # noqa: F401  (enables float64 before any computation)
 
-    status = _run(args)
+        status = _run(args)
+    except (KeyboardInterrupt, ImportError) as error:
+        if not _interruption(error):
+            raise
+        name = f" {args.name}" if args.name else ""
+        print(f"diffimpact {args.command}{name}: interrupted; files already written in {args.out} are complete",
+              file=sys.stderr)
+        status = INTERRUPTED
+    finally:
+        sys.unraisablehook = previous_hook
+        if previous_handler is signal.default_int_handler:
+            signal.signal(signal.SIGINT, previous_handler)
     if status == INTERRUPTED and argv is None:
         sys.stdout.flush()
         sys.stderr.flush()
