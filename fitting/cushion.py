@@ -117,7 +117,6 @@ RESTITUTION = Bounded(0.5, 1.0)
 FRICTION = Bounded(0.0, 1.0)
 RIGID_SPEC = {"restitution": RESTITUTION, "cushion_friction": FRICTION}
 COMPLIANT_START = CompliantParameters(0.98, 0.14, 5e6)
-
 #: The rubber's modulus within 1–100 MPa: softer, a cushion at 3.4 m/s would take in a third of the ball.
 MODULUS = LogBounded(1e6, 1e8)
 COMPLIANT_SPEC = {"restitution": RESTITUTION, "cushion_friction": FRICTION, "cushion_modulus": MODULUS}
@@ -242,15 +241,15 @@ def study(shots, quick=False, progress=True):
     return fits, (restitution, friction, grid)
 
 
-def _prediction(name, result, shots, fitted):
+def _prediction(name, result, shots, size):
     """Rebound speeds (m/s) of fit ``name`` on every shot of ``shots``.
 
-    The compliant cushion's come in batches of the ``fitted`` shots' count, through the fit's own compiled step
-    (``linearise`` with zero data: z σ is the model), so that no other shape compiles.
+    The compliant cushion's come in batches of ``size``, the count of shots it was fitted to, through the fit's
+    own compiled step (``linearise`` with zero data: z σ is the model), so that no other shape compiles.
     """
     if not name.startswith("compliant"):
         return np.asarray(rigid_rebound(result.params, *_inputs(shots))[0])
-    count, size = shots["speed"].size, fitted["speed"].size
+    count = shots["speed"].size
     speeds = []
     for first in range(0, count, size):
         rows = np.arange(first, first + size) % count  # the last batch filled up with the first shots
@@ -269,14 +268,14 @@ def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
     start = time.perf_counter()
     out = Path(out)
     shots, report = load_data(DATA if data is None else data, drop_bad_rows)
-    if np.count_nonzero(shots["speed"] < RIGID_LIMIT) < 4:
+    fitted = np.count_nonzero(shots["speed"] < RIGID_LIMIT)
+    if fitted < 4:
         raise ValueError(f"{shots['source']}: the fits need at least 4 shots below {RIGID_LIMIT} m/s")
     fits, (restitution, friction, grid) = study(shots, quick, progress)
     columns = {"incident_speed_m_per_s": shots["speed"], "incidence_deg": np.degrees(shots["incidence"]),
                "topspin_ratio": shots["topspin_ratio"], "rebound_speed_m_per_s": shots["rebound_speed"]}
-    slow = subset(shots, shots["speed"] < RIGID_LIMIT)
     for name, result in fits.items():
-        columns[f"rebound_speed_m_per_s_{name}"] = _prediction(name, result, shots, slow)
+        columns[f"rebound_speed_m_per_s_{name}"] = _prediction(name, result, shots, fitted)
     paper_speed, _ = rigid_rebound(RIGID_PAPER, *_inputs(shots))
     columns["rebound_speed_m_per_s_paper_values"] = np.asarray(paper_speed)
     write_csv(out / f"{NAME}.csv", columns)

@@ -187,8 +187,9 @@ def cloth_sensitivity(params, shots):
 
     Through the fit's own compiled step (``linearise``): z σ + data are the speeds, so nothing compiles again.
     """
-    speeds = [linearise(residual_function(shots), eqx.tree_at(lambda x: x.cloth_friction, params, jnp.asarray(mu, dtype=float)),
-                        SPEC, sigma=SPEED_SIGMA, optimizer=OPTIMIZER)[0] for mu in CLOTH_FRICTION_RANGE]
+    with_mu = [eqx.tree_at(lambda x: x.cloth_friction, params, jnp.asarray(mu, dtype=float)) for mu in CLOTH_FRICTION_RANGE]
+    speeds = [linearise(residual_function(shots), each, SPEC, sigma=SPEED_SIGMA, optimizer=OPTIMIZER)[0]
+              for each in with_mu]
     return float(np.max(np.abs(speeds[1] - speeds[0]))) * SPEED_SIGMA
 
 

@@ -126,11 +126,24 @@ class Positive(Transform):
 AT_BOUND = float(np.log(999.0))
 
 
-class Bounded(Transform):
-    """Parameter in the open interval (low, high), x = low + (high − low) · sigmoid(θ)."""
+class _SigmoidRange(Transform):
+    """A parameter in the open interval (low, high) through sigmoid(θ): what ``Bounded`` and ``LogBounded`` share."""
 
     low: float = eqx.field(static=True)
     high: float = eqx.field(static=True)
+
+    def in_domain(self, physical):
+        return (physical > self.low) & (physical < self.high)
+
+    def domain(self):
+        return f"({self.low:g}, {self.high:g})"
+
+    def at_bound(self, unconstrained):
+        return np.abs(np.asarray(unconstrained)) > AT_BOUND
+
+
+class Bounded(_SigmoidRange):
+    """Parameter in the open interval (low, high), x = low + (high − low) · sigmoid(θ)."""
 
     def __check_init__(self):
         if not (np.isfinite(self.low) and np.isfinite(self.high) and self.low < self.high):
@@ -143,26 +156,14 @@ class Bounded(Transform):
         fraction = (physical - self.low) / (self.high - self.low)
         return jnp.log(fraction) - jnp.log1p(-fraction)
 
-    def in_domain(self, physical):
-        return (physical > self.low) & (physical < self.high)
 
-    def domain(self):
-        return f"({self.low:g}, {self.high:g})"
-
-    def at_bound(self, unconstrained):
-        return np.abs(np.asarray(unconstrained)) > AT_BOUND
-
-
-class LogBounded(Transform):
+class LogBounded(_SigmoidRange):
     """Positive parameter in (low, high) on a log scale, x = low · (high/low)^sigmoid(θ).
 
     For a quantity known only to its order of magnitude (a rubber's modulus,
     1–100 MPa): the optimiser moves in decades and never leaves the range
     where the model is meant to work.
     """
-
-    low: float = eqx.field(static=True)
-    high: float = eqx.field(static=True)
 
     def __check_init__(self):
         if not (np.isfinite(self.high) and 0 < self.low < self.high):
@@ -174,15 +175,6 @@ class LogBounded(Transform):
     def to_unconstrained(self, physical):
         fraction = jnp.log(physical / self.low) / np.log(self.high / self.low)
         return jnp.log(fraction) - jnp.log1p(-fraction)
-
-    def in_domain(self, physical):
-        return (physical > self.low) & (physical < self.high)
-
-    def domain(self):
-        return f"({self.low:g}, {self.high:g})"
-
-    def at_bound(self, unconstrained):
-        return np.abs(np.asarray(unconstrained)) > AT_BOUND
 
 
 def UnitInterval(*, fixed=False):  # noqa: N802 (reads as a transform class in a spec)

@@ -60,7 +60,7 @@ from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import _check_exponent_restitution, _check_method, optimal_damping
 from diffimpact.impulse import newton
-from diffimpact.multibody.bodies import SPATIAL_SIZE, orientation, point_position, position, matvec
+from diffimpact.multibody.bodies import SPATIAL_SIZE, matvec, orientation, point_position, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
 
