@@ -456,16 +456,19 @@ def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total)
 def gauss_newton_covariance(jacobian, weights):
     """(Jᵀ diag(w) J)⁻¹ by the SVD of diag(√w) J; a direction J cannot see gets infinite variance.
 
-    Unseen: a singular value at round-off, sₖ ≤ s_max · max(N, P) · ε (NumPy's ``matrix_rank`` rule).
-    Σₖ vₖ vₖᵀ / sₖ² with 0·∞ taken as 0: a parameter with no share in an unseen direction keeps its finite
-    variance; entries that mix infinities of both signs are NaN.
+    Unseen: a singular value at round-off, sₖ ≤ s_max · max(N, P) · ε (NumPy's ``matrix_rank`` rule). The seen
+    directions give Σₖ vₖ vₖᵀ / sₖ²; an unseen one makes an entry infinite where both parameters have a share in
+    it above round-off (|vₖᵢ| > √ε of the unit vector), so that a parameter outside it keeps its finite variance;
+    entries that mix infinities of both signs are NaN.
     """
     _, singular, right = np.linalg.svd(np.sqrt(weights)[:, None] * jacobian, full_matrices=False)
-    seen = singular > singular.max(initial=0.0) * max(jacobian.shape) * np.finfo(float).eps
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inverse_squares = np.where(seen, 1.0 / singular**2, np.inf)
-        terms = right[:, :, None] * right[:, None, :]
-        return np.sum(np.where(terms == 0.0, 0.0, inverse_squares[:, None, None] * terms), axis=0)
+    eps = np.finfo(float).eps
+    seen = singular > singular.max(initial=0.0) * max(jacobian.shape) * eps
+    covariance = (right[seen].T / singular[seen] ** 2) @ right[seen]
+    unseen = np.where(np.abs(right[~seen]) > np.sqrt(eps), right[~seen], 0.0)
+    shares = unseen[:, :, None] * unseen[:, None, :]
+    with np.errstate(invalid="ignore"):
+        return covariance + np.sum(np.where(shares == 0.0, 0.0, np.copysign(np.inf, shares)), axis=0)
 
 
 def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma):
