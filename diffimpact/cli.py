@@ -10,7 +10,11 @@ therefore leaves without the teardown (``os._exit``) once the interrupt has
 unwound the run and the line is flushed; ``main(argv)`` called from Python
 returns 130 instead. An interrupt can also land in JAX's garbage-collection
 callback, where Python drops it ("Exception ignored") and the run would go on
-to the end; during a run it is raised again (``_interrupt_again``).
+to the end; during a run it is raised again (``_interrupt_again``). While
+NumPy's and jaxlib's extension modules initialise, an interrupt is held back
+until the import of JAX is over (``_import_jax``). Only in the first ~40 ms,
+while Python itself starts and loads this module, does a Ctrl-C give Python's
+own traceback.
 """
 
 import _thread
@@ -122,28 +126,27 @@ def _interrupt_again(unraisable, report):
         report(unraisable)
 
 
-#: Set by ``_on_interrupt`` when a Ctrl-C arrives while a command runs.
-_INTERRUPTED = threading.Event()
-
-
-def _on_interrupt(signum, frame):
-    """SIGINT while a command runs: noted (``_INTERRUPTED``), then Python's own ``KeyboardInterrupt``."""
-    _INTERRUPTED.set()
-    signal.default_int_handler(signum, frame)
-
-
-def _interruption(error):
-    """Whether ``error`` comes of a Ctrl-C: a ``KeyboardInterrupt``, or an ``ImportError`` raised after one (NumPy
-    turns an interrupt during the import of its extension into "Encountered an error while initializing ...")."""
-    return isinstance(error, KeyboardInterrupt) or _INTERRUPTED.is_set()
-
-
 def _checked_message(error):
     """The message of an ``equinox.error_if`` check in the text of its ``EquinoxRuntimeError``; ``None`` if none."""
     for line in str(error).splitlines():
         if line.startswith("equinox.EquinoxRuntimeError: "):
             return line.removeprefix("equinox.EquinoxRuntimeError: ")
     return None
+
+
+def _import_jax():
+    """Import JAX (and with it NumPy and jaxlib) with SIGINT held back, then let a held Ctrl-C through.
+
+    A ``KeyboardInterrupt`` raised while NumPy's or jaxlib's extension modules initialise is not always
+    survivable: NumPy prints a traceback of its own, and the process may abort (134) or crash (139). Held back
+    (``pthread_sigmask``), the signal stays pending through the import (about 1 s) and arrives as soon as it is
+    released, where the run's own handler makes it the one line.
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        import jax  # noqa: F401
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 #: Exit status of an interrupted run (128 + SIGINT, as a shell reports it).
@@ -172,25 +175,18 @@ def main(argv=None):
     fit.add_argument("--drop-bad-rows", action="store_true", help="drop invalid rows of --data (reported) instead of failing")
     args = parser.parse_args(argv)
     previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
-    _INTERRUPTED.clear()
-    previous_handler = signal.getsignal(signal.SIGINT)
-    if previous_handler is signal.default_int_handler:  # not where SIGINT is ignored (``cmd &``) or handled already
-        signal.signal(signal.SIGINT, _on_interrupt)
     try:  # from the first import of JAX on: ``import diffimpact`` itself loads none (see the package docstring)
         import diffimpact  # noqa: F401  (enables float64 before any computation)
 
+        _import_jax()
         status = _run(args)
-    except (KeyboardInterrupt, ImportError) as error:
-        if not _interruption(error):
-            raise
+    except KeyboardInterrupt:
         name = f" {args.name}" if args.name else ""
         print(f"diffimpact {args.command}{name}: interrupted; files already written in {args.out} are complete",
               file=sys.stderr)
         status = INTERRUPTED
     finally:
         sys.unraisablehook = previous_hook
-        if previous_handler is signal.default_int_handler:
-            signal.signal(signal.SIGINT, previous_handler)
     if status == INTERRUPTED and argv is None:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -154,3 +154,38 @@ def test_ctrl_c_dropped_by_a_callback_still_stops_the_run(tmp_path):
     assert child.returncode == 130, child.stderr
     assert child.stderr.strip().splitlines() == [
         f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
+
+
+_IMPORT_INTERRUPTED = """
+import os
+import signal
+import sys
+import time
+
+import diffimpact.cli as cli
+
+try:
+    cli._import_jax()
+except KeyboardInterrupt:
+    print("KeyboardInterrupt after the import:", "jax" in sys.modules)
+"""
+
+_FAKE_JAX = """
+import os
+import signal
+import time
+
+os.kill(os.getpid(), signal.SIGINT)  # a Ctrl-C while the extensions initialise
+time.sleep(0.05)
+print("import finished")
+"""
+
+
+def test_ctrl_c_during_the_import_of_jax_is_held_until_it_is_over(tmp_path):
+    """A Ctrl-C that arrives while JAX (NumPy, jaxlib) is imported does not interrupt the import: it is delivered
+    once the import is over. A stand-in ``jax`` module sends itself the SIGINT halfway through its import."""
+    (tmp_path / "jax.py").write_text(_FAKE_JAX)
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.run([sys.executable, "-c", _IMPORT_INTERRUPTED], cwd=root, capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"})
+    assert child.stdout.splitlines() == ["import finished", "KeyboardInterrupt after the import: True"], child.stderr
