@@ -125,6 +125,8 @@ from diffimpact.multibody.model import Model, State
 
 #: Largest constraint residual accepted in an initial state (m or rad, m/s or rad/s).
 CONSTRAINT_TOLERANCE = 1e-8
+#: Most save times one segment of a contact run saves (see ``_simulate_events``).
+SAVE_CHUNK = 8
 
 
 class Trajectory(eqx.Module):
@@ -760,6 +762,12 @@ def _simulate_events(
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
+    # Each segment saves at most ``SAVE_CHUNK`` times, and ends at the last of them if no event comes first: the
+    # solver carries its saves through every step, so a run of thousands of save times would pay for all of
+    # them at each step. A segment that starts at a save time saves it again, so each saves chunk − 1 new ones.
+    chunk = min(SAVE_CHUNK, len(save_times))
+    chunk_ends = -(-len(save_times) // max(chunk - 1, 1))
+    padded_times = jnp.concatenate([save_times, jnp.full(chunk, t_end)])
     if near_distance is not None:
         controller = _NearController(controller, tuple(families))
     # one event function, the least of all: its first down-crossing is the earliest of any
@@ -787,16 +795,19 @@ def _simulate_events(
         model = eqx.combine(params, static)
 
         def run(_):
+            # The save times ahead, a chunk of them (padded with t_end): the segment also ends at the last.
+            passed = jnp.sum(save_times < t0)
+            ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, chunk)
             solution = dfx.diffeqsolve(
                 dfx.ODETerm(vector_field),
                 formulation.wrap_solver(model, dfx.Tsit5()),
                 t0=t0,
-                t1=t_end,
+                t1=ahead[-1],
                 dt0=dt0,
                 y0=(q, v),
                 args=(model, status, residual, released, rest_speed, near_distance),
                 saveat=dfx.SaveAt(
-                    subs=(dfx.SubSaveAt(ts=jnp.clip(save_times, t0, t_end), fn=to_save), dfx.SubSaveAt(t1=True))
+                    subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True))
                 ),
                 stepsize_controller=controller,
                 event=event,
@@ -807,8 +818,10 @@ def _simulate_events(
             t1 = solution.ts[1][0]
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
-            saved = (save_times >= t0) & ((save_times < t1) | ~happened)
-            new_ys = _select(saved, solution.ys[0], ys)
+            saved = (ahead < t1) | ~happened
+            old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, chunk), ys)
+            new_ys = jax.tree.map(lambda x, rows: jax.lax.dynamic_update_slice_in_dim(x, rows, passed, 0), ys,
+                                  _select(saved, solution.ys[0], old_rows))
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
             values = _event_values(
@@ -834,7 +847,7 @@ def _simulate_events(
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
-                ~happened,
+                ~happened & (t1 >= t_end),
             )
             return carry, (record, steps, jnp.asarray(True))
 
@@ -849,9 +862,10 @@ def _simulate_events(
     shapes = jax.eval_shape(
         to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance)
     )
-    nan = jax.tree.map(lambda x: jnp.full((len(save_times),) + x.shape, jnp.nan), shapes)
+    # rows past the last save time take a chunk's writes that start near the end
+    nan = jax.tree.map(lambda x: jnp.full((len(save_times) + chunk,) + x.shape, jnp.nan), shapes)
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.array(False))
-    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1 + chunk_ends)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
     saved, (times, onsets, q_events, v_events), steps = eqx.error_if(
@@ -874,6 +888,7 @@ def _simulate_events(
         q_events[segment_of],
         v_events[segment_of],
     )
+    saved = jax.tree.map(lambda x: x[: len(save_times)], saved)
     histories = None
     if contact_history:
         saved, by_family = saved
