@@ -9,8 +9,10 @@ Contact events. When the model has ``Contact`` forces, the integration is split
 into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact ([Poursina 2020] §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
-runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
-down-crossing located on the dense output). Each contact (of each contact
+(and one more per ``SAVE_CHUNK − 1`` save times: a segment saves at most
+``SAVE_CHUNK`` of them and ends at the last, so that the solver does not carry
+thousands of saves through every step) runs one ``diffeqsolve`` per segment,
+terminated by a ``diffrax.Event`` (a down-crossing located on the dense output). Each contact (of each contact
 family, with its status in an array along the family's contact axis, all
 updates vectorised) is closed, open and receding, or open and approaching
 (at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
@@ -142,7 +144,7 @@ class Trajectory(eqx.Module):
     linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies, (len(t), 3) for spatial.
     angular_momentum : about the origin, (len(t),) for planar bodies, (len(t), 3) for spatial.
     steps : accepted solver steps over the whole run.
-    segments : integration segments (one ``diffeqsolve`` each, ended by an event or the end of the run; 1
+    segments : integration segments (one ``diffeqsolve`` each, ended by an event, its last save time or the end of the run; 1
         for models without contacts).
     events : ``Events`` of the contacts, ``None`` for models without contacts.
     contact_history : with ``simulate(..., contact_history=True)``, one entry
