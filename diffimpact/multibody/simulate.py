@@ -14,7 +14,8 @@ down-crossing located on the dense output). Each contact (of each contact
 family, with its status in an array along the family's contact axis, all
 updates vectorised) is closed, open and receding, or open and approaching
 (at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
-rolling into a touching row, whose gap could not be seen to cross zero):
+rolling into a touching row, whose gap could not be seen to cross zero;
+receding if δ = 0 at rest, the touching balls of that row):
 
 * closed: the event is ``Contact.separation_function`` (the force of laws that
   separate at zero force, eq. (20) of [Poursina 2020], else δ);
@@ -776,7 +777,9 @@ def _simulate_events(
         # (laws set at onset must start apart: ``_check_impact_laws_open``)
         closed = _starts_closed(penetration, rate) & (not contact.impulsive)
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
-        status0.append(jnp.where(closed, CLOSED, jnp.where(rate >= 0, APPROACHING, RECEDING)))
+        # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
+        # zero, where no down-crossing can be seen, and hide every other contact's event
+        status0.append(jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING)))
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]

@@ -128,9 +128,9 @@ def row(proximity):
     return Model([PlanarBody(1.0, 0.1) for _ in range(3)], [], [pairs])
 
 
-def strike(proximity):
-    """Disc 0 moving at BALL_SPEED into disc 1, which is ROW_GAP from disc 2; the velocities at the end."""
-    state = State(jnp.array([-0.01, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0 + ROW_GAP, 0.0, 0.0]),
+def strike(proximity, gap=ROW_GAP):
+    """Disc 0 moving at BALL_SPEED into disc 1, which is ``gap`` from disc 2; the velocities at the end."""
+    state = State(jnp.array([-0.01, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0 + gap, 0.0, 0.0]),
                   jnp.array([BALL_SPEED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
     trajectory = simulate(row(proximity), state, jnp.array([0.0, 0.02]), LagrangeMultipliers(), max_events=8)
     return int(trajectory.events.count), np.asarray(trajectory.v[-1, ::3])
@@ -141,9 +141,15 @@ def test_newton_resolves_a_row_within_the_tolerance_as_one_impact_and_apart_pair
     # Within the tolerance, Newton's law of both pairs at once (unit masses): pair (0, 1) leaves at e s, pair
     # (1, 2), not approaching, at 0 with p₁ = 2 p₂ = 2(1 + e) s/3 (the row moves on as in [Uchida 2015]
     # Fig. 14, row C).
+    lumped = [(1 - 2 * e) * s / 3, (1 + e) * s / 3, (1 + e) * s / 3]
     count, together = strike(1e-6)
     assert count == 1
-    np.testing.assert_allclose(together, [(1 - 2 * e) * s / 3, (1 + e) * s / 3, (1 + e) * s / 3], atol=1e-12)
+    np.testing.assert_allclose(together, lumped, atol=1e-12)
+    # discs 1 and 2 exactly touching (δ = 0 at rest, a pair that starts receding): proximal with no tolerance
+    # (before, its onset function started at zero and hid every event: disc 0 passed through disc 1)
+    count, touching = strike(0.0, gap=0.0)
+    assert count == 1
+    np.testing.assert_allclose(touching, lumped, atol=1e-12)
     # Without it, pair after pair: (0, 1), then (1, 2), after which disc 0 catches up with disc 1 again (their
     # status must follow the impulse that pair (1, 2) gave disc 1: a third impact).
     count, apart = strike(0.0)
