@@ -541,9 +541,9 @@ class RigidImpact(eqx.Module):
     applies the impulse. The parameters are differentiable leaves, one per
     contact: a family of m contacts passes each (m,) (the models take
     restitution and friction per contact), a family of one its own values.
-    Options a model needs as Python numbers (``plus.impact``'s
-    ``max_intervals``, ``max_dissipation.gauss_seidel``'s ``sweeps``) go in
-    with ``functools.partial``.
+    Options that are not per contact (``plus.impact``'s velocities and loop
+    bounds, ``max_dissipation.gauss_seidel``'s ``sweeps``) go in with
+    ``functools.partial``.
 
     Proximity ([Uchida 2015] §3a, Fig. 6). An impact is triggered when a
     contact of the family is first seen to touch (an onset); every contact of
@@ -613,7 +613,7 @@ _MODELS = {
 
 
 def _model_keywords(model, count, dimension):
-    """The keywords the hook passes to ``model`` for ``count`` contacts of ``dimension``, after checking it suits them."""
+    """The keywords the hook passes to ``model`` for ``count`` contacts of ``dimension``, once it suits them."""
     inner = model
     while isinstance(inner, functools.partial):
         inner = inner.func
