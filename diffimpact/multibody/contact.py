@@ -22,9 +22,10 @@ impact (eq. (50): optimal damping; eq. (9) with a damping factor of eqs. (13)–
 ``simulate`` resolves it at every contact onset (``Contact.at_onset``).
 ``RigidImpact`` is the instantaneous (rigid) impact: no force, and at each
 onset ``simulate`` applies the impulse of a model of ``diffimpact.impulse``
-(Newton, Poisson, Routh, maximum dissipation) to the contact's problem in its
-frame (``impact_velocity``); ``NewtonRestitution(e)`` is the frictionless
-Newton impact.
+(Newton, Poisson, PLUS, Routh, maximum dissipation) to the stacked problem of
+the family's proximal contacts, each in its frame ([Uchida 2015] §3a, Fig. 6;
+``impact_velocity``); ``NewtonRestitution(e)`` is the frictionless Newton
+impact.
 Geometries work in 2-D (planar bodies, circles and lines) and 3-D (spatial
 bodies, spheres and planes): ``CirclePlane``/``SpherePlane``,
 ``PointPlane``, ``CircleCircle``/``SphereSphere`` are one implementation
@@ -46,6 +47,7 @@ friction)`` is a family of one.
 """
 
 import abc
+import functools
 from typing import Optional
 
 import equinox as eqx
@@ -59,7 +61,8 @@ from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import _check_exponent_restitution, _check_method, optimal_damping
-from diffimpact.impulse import newton
+from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
+from diffimpact.impulse._problem import Impact
 from diffimpact.multibody.bodies import SPATIAL_SIZE, matvec, orientation, point_position, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
@@ -528,31 +531,108 @@ class HuntCrossleyImpact(ImpactLaw):
 
 
 class RigidImpact(eqx.Module):
-    """An instantaneous impact resolved by ``model`` (an ``impact`` function of ``diffimpact.impulse``) at onset.
+    """An instantaneous impact resolved by ``model`` (an impact model of ``diffimpact.impulse``) at onset.
 
-    ``RigidImpact(diffimpact.impulse.routh.impact, friction=0.15, restitution=0.9)``:
-    at each onset ``simulate`` builds the contact's Delassus operator W and
-    velocity u⁻ in its frame (normal first, ``impact_velocity``), calls
-    ``model(W, u⁻, **parameters)`` and applies the impulse. The parameters are
-    differentiable leaves. The model must suit the contact's dimension (Routh:
-    planar; maximum dissipation: spatial; Newton, Poisson: either).
+    ``RigidImpact(diffimpact.impulse.plus.impact, proximity=1e-6, restitution=0.4, friction=0.2)``:
+    at each onset of a contact of its family ``simulate`` resolves one impact
+    of the family's proximal contacts: it stacks their Delassus operator
+    W = J M_c⁻¹ Jᵀ and velocities u⁻, each contact in its frame, normal first
+    (``impact_velocity``), calls ``model(W, u⁻, **parameters)`` once and
+    applies the impulse. The parameters are differentiable leaves, one per
+    contact: a family of m contacts passes each (m,) (the models take
+    restitution and friction per contact), a family of one its own values.
+    Options that are not per contact (``plus.impact``'s velocities and loop
+    bounds, ``max_dissipation.gauss_seidel``'s ``sweeps``) go in with
+    ``functools.partial``.
+
+    Proximity ([Uchida 2015] §3a, Fig. 6). An impact is triggered when a
+    contact of the family is first seen to touch (an onset); every contact of
+    the family whose gap is at most ``proximity`` (m, ≥ 0), i.e. whose
+    penetration is δ ≥ −``proximity``, is proximal and takes part, and the
+    model decides which of them get impulses (one that does not approach gets
+    none unless the others' impulses drive it into approach). The tolerance
+    stands for the uncertainty of the positions: a brick landing flat on its
+    four corners bounces without spin when their heights differ by less than
+    it, where resolving the corners one after the other would make it spin
+    (by an amount that does not shrink with the difference). The default 0
+    adds no distance of its own: the contacts that touch (δ ≥ 0) take part,
+    among them every contact whose onset falls at the same event (an exactly
+    symmetric drop); contacts whose onsets are apart, however little, are
+    resolved one after the other. Set it to the accuracy of the positions
+    (round-off in a brick's orientation, cos(π/2) ≈ 6e-17, gives height
+    differences of 1e-17 m; ``simulate``'s rtol and atol bound those of the
+    integration) to treat near-simultaneous contacts together.
+
+    Models. Of several contacts: ``newton.impact`` and ``poisson.impact``
+    (planar or spatial) and ``max_dissipation.gauss_seidel`` (spatial) need W
+    positive definite, which redundant contacts are not (four corners of a
+    brick on the ground, or two ends of a planar rod: more contact directions
+    than freedoms); ``plus.impact`` (spatial) resolves those too, spreading
+    the load by least squares. Of one contact: ``routh.impact`` (planar) and
+    ``max_dissipation.impact`` (spatial) refuse a family of more than one
+    contact (``ValueError`` in ``simulate``): give each contact a family of
+    its own, resolved one after the other. A model returns an ``Impact``, or
+    the impulse λ itself as ``max_dissipation.gauss_seidel`` does.
     """
 
     model: object = eqx.field(static=True)
+    proximity: jnp.ndarray
     parameters: dict
 
-    def __init__(self, model, **parameters):
+    def __init__(self, model, *, proximity=0.0, **parameters):
         if not callable(model):
             raise TypeError(f"model must be an impact function of diffimpact.impulse; got {type(model).__name__}")
         self.model = model
+        if jnp.ndim(proximity) != 0:
+            raise ValueError(f"proximity must be one distance (m) per contact, a scalar; got shape "
+                             f"{jnp.shape(proximity)}")
+        self.proximity = check_range("proximity (m)", proximity, 0.0)
         self.parameters = {name: jnp.asarray(value, dtype=float) for name, value in parameters.items()}
 
 
 class NewtonRestitution(RigidImpact):
     """Newton's frictionless impact, ⁺δ̇ = −e ⁻δ̇ (``RigidImpact`` of ``diffimpact.impulse.newton``)."""
 
-    def __init__(self, restitution):
-        super().__init__(newton.impact, restitution=check_range("restitution", restitution, 0.0, 1.0))
+    def __init__(self, restitution, *, proximity=0.0):
+        super().__init__(newton.impact, proximity=proximity,
+                         restitution=check_range("restitution", restitution, 0.0, 1.0))
+
+
+#: What the contact-onset hook knows of the models of ``diffimpact.impulse``: the contact dimensions each resolves,
+#: whether it resolves several contacts at once and whether it takes their ``dimension``. Other callables are
+#: taken to resolve several contacts of either dimension from W and u⁻ alone.
+_MODELS = {
+    newton.impact: ((2, 3), True, True),
+    poisson.impact: ((2, 3), True, True),
+    plus.impact: ((3,), True, False),
+    max_dissipation.gauss_seidel: ((3,), True, False),
+    routh.impact: ((2,), False, False),
+    max_dissipation.impact: ((3,), False, False),
+    max_dissipation.single_contact: ((3,), False, False),
+}
+
+
+def _model_keywords(model, count, dimension):
+    """The keywords the hook passes to ``model`` for ``count`` contacts of ``dimension``, once it suits them."""
+    inner = model
+    while isinstance(inner, functools.partial):
+        inner = inner.func
+    if inner not in _MODELS:
+        return {}
+    dimensions, several, takes_dimension = _MODELS[inner]
+    name = f"{inner.__module__}.{inner.__qualname__}"
+    kinds = {2: "planar", 3: "spatial"}
+    if dimension not in dimensions:
+        raise ValueError(f"{name} resolves {kinds[dimensions[0]]} contacts; this RigidImpact family's contacts are "
+                         f"{kinds[dimension]}")
+    if count > 1 and not several:
+        raise ValueError(
+            f"{name} resolves one contact at a time, and this RigidImpact family has {count} contacts, which take "
+            "part in one impact together when they touch at once: use a model of several contacts (newton.impact, "
+            "poisson.impact, plus.impact, max_dissipation.gauss_seidel), or give each contact a family of its own "
+            "(resolved one after the other)"
+        )
+    return {"dimension": dimension} if takes_dimension else {}
 
 
 # --- the force element -------------------------------------------------------------
@@ -873,26 +953,67 @@ def contact_frame(contact, q):
     return jax.vmap(_frame)(contact.normal(q))
 
 
-def impact_velocity(model, contact, q, v, t, member=0):
-    """Velocities after the ``RigidImpact`` of contact ``member`` of the family at (q, v, t).
+def _contact_jacobian(model, contact, q):
+    """J (count, d, n): u = J v, the velocity of every contact in its frame Q (``contact_frame``), normal first.
 
-    By impulse–momentum under the constraints: J = Qᵀ ∂r/∂q maps v to the
-    contact velocity u = J v in the frame Q of ``contact_frame`` (u_n = n · ṙ
-    < 0 approaching; r = p_j − p_i the material points at the contact point).
-    With M_c⁻¹ the constrained inverse of ``normal_response``, W = J M_c⁻¹ Jᵀ;
-    the model's impulse λ then changes v by M_c⁻¹ Jᵀ λ, keeping the constraint
-    velocities. Models give no impulse to a contact that is not approaching.
+    u_n = n · ṙ < 0 approaching, with r = p_j − p_i the material points at the contact point.
     """
-    one = jax.tree.map(lambda x: x[member], contact)
-    poses = stack_poses(model.split(q))
-    i, j = one.geometry.body_i, one.geometry.body_j
-    pose_i, pose_j = poses[i], poses[j]
-    relative = lambda a, b: _relative_point(one, a, b, pose_i, pose_j)  # noqa: E731
-    on_i, on_j = jax.jacfwd(relative, argnums=(0, 1))(pose_i, pose_j)
-    frame = _frame(one.geometry.normal(pose_i, pose_j))
-    jacobian = frame.T @ _generalized(on_i, on_j, i, j, len(model.bodies))
+    def member(one, pose_i, pose_j, _, __):
+        relative = lambda a, b: _relative_point(one, a, b, pose_i, pose_j)  # noqa: E731
+        on_i, on_j = jax.jacfwd(relative, argnums=(0, 1))(pose_i, pose_j)
+        frame = _frame(one.geometry.normal(pose_i, pose_j))
+        return _generalized(frame.T @ on_i, frame.T @ on_j, one.geometry.body_i, one.geometry.body_j,
+                            len(model.bodies))
+
+    return contact.each(member, model.split(q))
+
+
+def _inert(delassus, velocity, taking_part, dimension):
+    """(W, u⁻) of all the contacts, in which those not ``taking_part`` are decoupled and separating.
+
+    Their rows and columns of W become w I and their u⁻ (s, 0[, 0]), with w
+    the largest diagonal entry of W and s the largest normal speed |u⁻_n| of
+    the contacts taking part (1 where that is zero): every model gives such a
+    contact no impulse, and the scales the models take from W and u⁻ (their
+    tolerances, PLUS's rank cutoff: W's largest entry and singular value) are
+    those of the contacts taking part alone. The shapes stay static under
+    ``jit``.
+    """
+    keep = jnp.repeat(taking_part, dimension)
+    normal = jnp.arange(keep.shape[0]) % dimension == 0
+    scale = jnp.max(jnp.where(keep, jnp.diag(delassus), 0.0))
+    speed = jnp.max(jnp.where(keep & normal, jnp.abs(velocity), 0.0))
+    decoupled = jnp.where(scale > 0, scale, 1.0) * jnp.eye(keep.shape[0])
+    separating = jnp.where(normal, jnp.where(speed > 0, speed, 1.0), 0.0)
+    return jnp.where(keep[:, None] & keep[None, :], delassus, decoupled), jnp.where(keep, velocity, separating)
+
+
+def impact_velocity(model, contact, q, v, t, taking_part=None):
+    """Velocities after one ``RigidImpact`` of the contacts ``taking_part`` of the family at (q, v, t), together.
+
+    ``taking_part``: (count,) booleans, ``None`` for every contact. By
+    impulse–momentum under the constraints: J = Qᵀ ∂r/∂q maps v to the contact
+    velocities u = J v, stacked contact by contact, each in its frame Q of
+    ``contact_frame`` (normal first). With M_c⁻¹ the constrained inverse of
+    ``normal_response``, W = J M_c⁻¹ Jᵀ; the model's impulse λ then changes v
+    by M_c⁻¹ Jᵀ λ, keeping the constraint velocities. The problem holds every
+    contact of the family, those not taking part made inert (``_inert``), so
+    that its shape is static; their impulse is zero (PLUS's pseudoinverse
+    leaves round-off there, dropped). Models give no impulse to a contact that
+    does not approach unless the others' impulses drive it into approach.
+    """
+    count = contact.count
+    taking_part = jnp.ones(count, bool) if taking_part is None else taking_part
+    jacobian = _contact_jacobian(model, contact, q)
+    dimension = jacobian.shape[1]
+    keywords = _model_keywords(contact.law.model, count, dimension)
+    jacobian = jacobian.reshape(count * dimension, -1)
     mass, constraint = model.mass_matrix(q), model.jacobian(q, t)
     zero = jnp.zeros((constraint.shape[0], jacobian.shape[0]))
     responses = _saddle_point_solve(mass, constraint, jacobian.T, zero)
-    result = one.law.model(jacobian @ responses, jacobian @ v, **one.law.parameters)
-    return v + responses @ result.impulse
+    delassus, velocity = _inert(jacobian @ responses, jacobian @ v, taking_part, dimension)
+    # a family of one passes its contact's own parameters, a family of m one per contact, (m,)
+    parameters = {name: value[0] if count == 1 else value for name, value in contact.law.parameters.items()}
+    result = contact.law.model(delassus, velocity, **parameters, **keywords)
+    impulse = result.impulse if isinstance(result, Impact) else result
+    return v + responses @ jnp.where(jnp.repeat(taking_part, dimension), impulse, 0.0)

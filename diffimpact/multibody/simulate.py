@@ -16,7 +16,8 @@ terminated by a ``diffrax.Event`` (a down-crossing located on the dense output).
 family, with its status in an array along the family's contact axis, all
 updates vectorised) is closed, open and receding, or open and approaching
 (at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
-rolling into a touching row, whose gap could not be seen to cross zero):
+rolling into a touching row, whose gap could not be seen to cross zero;
+receding if δ = 0 at rest, the touching balls of that row):
 
 * closed: the event is ``Contact.separation_function`` (the force of laws that
   separate at zero force, eq. (20) of [Poursina 2020], else δ);
@@ -75,9 +76,20 @@ At an event the status changes and
 * at a new impact, an ``ImpactLaw`` is resolved with the effective mass of the
   contact normal in the constrained system, m = 1/(wᵀ M_c⁻¹ w), and the
   approach speed ⁻δ̇ at the located onset (``contact.normal_response``);
-* at onset of a ``RigidImpact`` contact (e.g. ``NewtonRestitution``) the
-  impulse of its model (``contact.impact_velocity``) is applied and the
-  contact stays open.
+* at an onset of a ``RigidImpact`` family (e.g. ``NewtonRestitution``) its
+  proximal contacts take part in one impact ([Uchida 2015] §3a, Fig. 6): those
+  whose penetration is δ ≥ −``proximity`` of their ``RigidImpact``, always
+  with every contact whose onset it is (simultaneous onsets, a flat brick
+  landing on four corners, are one impact, not one after the other). The
+  model is called once with their stacked problem
+  (``contact.impact_velocity``) and its impulse applied; the contacts stay
+  open, and every contact of the family then takes the status its gap rate
+  says, receding, or approaching from a positive gap (the impulse changes the
+  rates of contacts that did not take part too); the model must not leave a
+  touching contact approaching (an error at run time). Onsets of different
+  families at one event are impacts of their own, in the order of
+  ``Model.forces`` (the statuses of other families' contacts on the same
+  bodies are not revisited after an impulse).
 
 Finished segments are skipped by ``lax.cond``; save times are clipped into
 each segment and the values of the segment that contains them are kept (a save
@@ -277,7 +289,7 @@ class Events(eqx.Module):
     contact : index in ``Model.forces`` of the contact family.
     member : index of the contact within its family.
     onset : True at contact onset, False at separation.
-    q, v : state just after the event (after the impulse of a Newton impact).
+    q, v : state just after the event (after the impulse of a ``RigidImpact``).
     """
 
     count: jnp.ndarray
@@ -688,8 +700,8 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
 
     Returns ``(model, status, residual, released, v, contact_event, onset)``,
     the last two one flag per contact; ``contact_event`` is False at the
-    turning points of an open gap. Simultaneous impulsive impacts of one
-    family are applied one after the other, in the order of the family.
+    turning points of an open gap. The onsets of an impulsive family, with
+    its other proximal members, are one impact (``impact_velocity``).
     """
     contact = model.forces[k]
     qs, vs = model.split(q), model.split(v)
@@ -713,18 +725,27 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
     new_released = jnp.where(separation | onset, t, released)
     open_status = jnp.where(approaching, APPROACHING, RECEDING)
     if contact.impulsive:
-        # the impulse reverses the approach: the bodies recede after it
-        new_status = jnp.where(onset, RECEDING, open_status)
-
-        def impulse(v, member):
-            return jax.lax.cond(
-                onset[member], lambda v: impact_velocity(model, contact, q, v, t, member), lambda v: v, v
-            ), None
-
-        v = jax.lax.scan(impulse, v, jnp.arange(contact.count))[0]
+        # One impact of the proximal members ([Uchida 2015] §3a, Fig. 6): those within the proximity
+        # tolerance, always with the members whose onset it is.
+        impact = jnp.any(onset)
+        taking_part = onset | (penetration >= -contact.law.proximity)
+        v = jax.lax.cond(impact, lambda v: impact_velocity(model, contact, q, v, t, taking_part), lambda v: v, v)
+        # After an impulse every member's status follows its gap rate as it then stands, as after a turning
+        # point (receding; approaching only from a positive gap): the impulse changes the rates of members
+        # that did not take part too. A member the model left touching and approaching has none.
+        gap_after, rate_after = _open_gaps(contact, qs, model.split(v), t, new_residual, new_released)
+        approaching_after = rate_after < -0.5 * rest_speed
+        v = eqx.error_if(
+            v, impact & jnp.any(approaching_after & (gap_after <= 0)),
+            "a RigidImpact's model left a contact touching and approaching (Poisson's law can, where the others' "
+            "restitution impulses press a contact that did not compress; an unconverged PLUS impact can): use "
+            "a model that resolves it (newton.impact, plus.impact) or a larger rest_speed",
+        )
+        after = jnp.where(approaching_after, APPROACHING, RECEDING)
+        new_status = jnp.where(impact, after, jnp.where(hit, open_status, status))
         updated = model
     else:
-        new_status = jnp.where(onset, CLOSED, open_status)
+        new_status = jnp.where(hit, jnp.where(onset, CLOSED, open_status), status)
         # a fresh impact sets the law; a return onto the recovering surface keeps it
         fresh = onset & (new_residual <= 0)
         resolved = jax.lax.cond(
@@ -735,7 +756,7 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
         updated = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
     return (
         updated,
-        jnp.where(hit, new_status, status),
+        new_status,
         new_residual,
         new_released,
         v,
@@ -760,7 +781,9 @@ def _simulate_events(
         # (laws set at onset must start apart: ``_check_impact_laws_open``)
         closed = _starts_closed(penetration, rate) & (not contact.impulsive)
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
-        status0.append(jnp.where(closed, CLOSED, jnp.where(rate >= 0, APPROACHING, RECEDING)))
+        # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
+        # zero, where no down-crossing can be seen, and hide every other contact's event
+        status0.append(jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING)))
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
