@@ -55,7 +55,8 @@ colliding ↔ separating).
 **Many contacts** (§3.1, eq. (5)): ``gauss_seidel`` sweeps the contacts,
 solving each one's single-contact problem with the impulses of the others
 fixed (the non-linear block Gauss–Seidel the paper uses), optionally with the
-time-stepping gap term ξ/δt.
+time-stepping gap term ξ/δt; ``block_gauss_seidel`` is its unchecked core,
+which the time stepping of ``rigid_spheres`` calls.
 """
 
 import jax
@@ -138,9 +139,11 @@ def _sliding_angle(A, b, mu):
 def _grazing(A, b, mu):
     """Case 4, b_n = 0 without P₂: the lower-energy minimum over the two asymptote rays (eq. (9))."""
     a, Ahat, bhat = _schur(A, b)
+    # a = 0 (no normal–tangential coupling, e.g. a sphere's contact) always has P₂ and never reaches this case;
+    # a stand-in keeps arctan2 and the norm off the origin, whose NaN derivatives would reach the gradient.
+    a = jnp.where(a @ a > 0, a, jnp.array([1.0, 0.0]))
     alpha0 = jnp.arctan2(a[1], a[0])
-    norm_a = jnp.sqrt(a @ a)
-    delta = jnp.arccos(jnp.clip(-A[0, 0] / (mu * jnp.where(norm_a > 0, norm_a, 1.0)), -1.0, 1.0))
+    delta = jnp.arccos(jnp.clip(-A[0, 0] / (mu * jnp.sqrt(a @ a)), -1.0, 1.0))
 
     def ray(angle):
         c = jnp.stack([jnp.cos(angle), jnp.sin(angle)])
@@ -168,17 +171,22 @@ def _single(A, b, mu):
     sliding_case = (b_n > 0) & (mu > 0) & ~in_cone
     safe_b = jnp.where(sliding_case, b, jnp.array([1.0, 0.0, 0.0]))
     safe_mu = jnp.where(sliding_case, mu, 1.0)
-    alpha = _sliding_angle(A, safe_b, safe_mu)
-    _, gamma, _ = _boundary(A, safe_b, safe_mu, alpha)
-    sliding = _normal_from_tangential(A, b, gamma)
+
+    def sliding():
+        alpha = _sliding_angle(A, safe_b, safe_mu)
+        _, gamma, _ = _boundary(A, safe_b, safe_mu, alpha)
+        return _normal_from_tangential(A, b, gamma)
 
     grazing_case = (b_n == 0) & (mu > 0) & ~in_cone & ~p2
     grazing = _normal_from_tangential(A, b, _grazing(A, b, jnp.where(grazing_case, mu, 1.0)))
 
-    return jnp.select(
-        [b_n < 0, mu == 0, in_cone, b_n == 0, True],
-        [jnp.zeros(3), frictionless, x0, jnp.where(p2, jnp.zeros(3), grazing), sliding],
-    )
+    def closed_form():
+        return jnp.select([b_n < 0, mu == 0, in_cone], [jnp.zeros(3), frictionless, x0],
+                          jnp.where(p2, jnp.zeros(3), grazing))
+
+    # The quartic (an eigenvalue solve) only where the contact slides: a branch taken alone outside vmap (as in
+    # the Gauss–Seidel sweep), a select of both inside it.
+    return jax.lax.cond(sliding_case, sliding, closed_form)
 
 
 def single_contact(delassus, velocity, friction):
@@ -225,17 +233,34 @@ def gauss_seidel(delassus, velocity, friction, *, gap_rate=None, sweeps=100):
     if delassus.ndim != 2:
         raise ValueError(f"delassus must be one (3m, 3m) matrix; got shape {delassus.shape}")
     m = velocity.shape[0] // 3
-    friction = jnp.broadcast_to(friction, (m,))
     offset = jnp.zeros(m) if gap_rate is None else jnp.broadcast_to(jnp.asarray(gap_rate, float), (m,))
+    return block_gauss_seidel(delassus, velocity, jnp.broadcast_to(friction, (m,)), offset, sweeps)
+
+
+def block_gauss_seidel(delassus, velocity, friction, offset, sweeps):
+    """``gauss_seidel`` without its checks, for callers that build W themselves (``rigid_spheres``).
+
+    ``friction`` and ``offset`` (m,). W need only be positive semi-definite
+    with positive definite 3×3 diagonal blocks (more contacts than a body has
+    degrees of freedom make it singular; each block solve sees its own block
+    only). A contact whose normal velocity u_n + offset with the others'
+    impulses separates (> 0) is skipped (``lax.cond``: its impulse is the zero
+    that ``single_contact`` would return), so far-apart candidate contacts
+    cost little outside ``vmap``.
+    """
+    m = velocity.shape[0] // 3
+    if m == 0:  # no contact (a free body): nothing to index
+        return jnp.zeros(0, velocity.dtype)
     blocks = delassus.reshape(m, 3, m, 3)
     free = velocity.reshape(m, 3).at[:, 0].add(offset)
 
     def contact(impulse, j):
         u = free[j] + jnp.einsum("akb,kb->a", blocks[j], impulse) - blocks[j, :, j] @ impulse[j]
-        return impulse.at[j].set(_single(blocks[j, :, j], -u, friction[j])), None
+        own = jax.lax.cond(u[0] > 0, lambda: jnp.zeros(3, u.dtype), lambda: _single(blocks[j, :, j], -u, friction[j]))
+        return impulse.at[j].set(own), None
 
     def sweep(impulse, _):
         return jax.lax.scan(contact, impulse, jnp.arange(m))[0], None
 
-    impulse, _ = jax.lax.scan(sweep, jnp.zeros((m, 3)), None, length=sweeps)
+    impulse, _ = jax.lax.scan(sweep, jnp.zeros((m, 3), velocity.dtype), None, length=sweeps)
     return impulse.reshape(-1)

@@ -60,6 +60,11 @@ REPRODUCTIONS = {
         max_dissipation.run_paradox,
         "Preclik, Eibl & Rüde 2017 §4.2: the Painlevé rod, μ*(θ) from the impact model",
     ),
+    "maxdiss-stepping": (
+        max_dissipation.run_stepping,
+        "Preclik, Eibl & Rüde 2017 §3.1: the time-stepping scheme with block Gauss–Seidel; a sliding sphere beside "
+        "its closed form (slip time, distance, 5/7 v₀) and ten spheres poured into a box (energy, penetration)",
+    ),
     "plus-brick": (
         plus.run_brick,
         "Uchida, Sherman & Delp 2015 Example 1, figs. 8–10: the brick's single-point impact by PLUS beside the "

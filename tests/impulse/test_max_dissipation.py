@@ -287,3 +287,30 @@ def test_gauss_seidel_converges_to_a_fixed_point_that_dissipates():
         rest = u[own] + W[own] @ impulse - W[own, own] @ impulse[own]
         np.testing.assert_allclose(single(W[own, own], rest, 0.3), impulse[own], atol=1e-8)
     assert energy_change(W, u, impulse) < 0
+
+
+def test_block_gauss_seidel_skips_only_what_single_contact_would_zero():
+    rng = np.random.default_rng(11)
+    L = rng.normal(size=(9, 9))
+    W = L @ L.T + 0.1 * np.eye(9)
+    u = rng.normal(size=9)
+    u[[0, 3, 6]] = [0.5, -1.0, 0.0]  # separating, approaching, grazing
+    expected = md.gauss_seidel(W, u, 0.7, sweeps=20)
+    batched = jax.vmap(lambda v: md.gauss_seidel(W, v, 0.7, sweeps=20))(u[None])[0]  # cond → select under vmap
+    np.testing.assert_allclose(batched, expected, atol=1e-14)
+
+
+def test_reverse_mode_is_finite_without_normal_tangential_coupling(central_jacobian):
+    # A_nt = A_no = 0 (a sphere's contact): the grazing branch's arctan2 and norm of (A_nt, A_no) are unused
+    # there, but their derivatives at the origin (NaN) must not reach the gradient with respect to W
+    coupling = np.array([[0.0, 1.0, 0.5], [1.0, 0.0, 0.0], [0.5, 0.0, 0.0]])
+
+    def post(params):  # W = diag(w) + c · coupling, at c = 0
+        W = jnp.diag(params[:3]) + params[3] * coupling
+        u = params[4:]
+        return u + W @ md.single_contact(W, u, 0.3)
+
+    for u in ([-1.0, 2.0, 1.0], [-1.0, 0.1, -0.05]):  # sliding, sticking
+        params = jnp.array([0.5, 1.75, 1.25, 0.0, *u])
+        reverse = np.asarray(jax.jacrev(post)(params))
+        np.testing.assert_allclose(reverse, central_jacobian(jax.jit(post), params, 1e-6), atol=1e-7)
