@@ -9,10 +9,9 @@ Contact events. When the model has ``Contact`` forces, the integration is split
 into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact ([Poursina 2020] §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
-(and one more per ``SAVE_CHUNK − 1`` save times: a segment saves at most
-``SAVE_CHUNK`` of them and ends at the last, so that the solver does not carry
-thousands of saves through every step) runs one ``diffeqsolve`` per segment,
-terminated by a ``diffrax.Event`` (a down-crossing located on the dense output). Each contact (of each contact
+runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
+down-crossing located on the dense output); each segment saves the save times
+still ahead of it. Each contact (of each contact
 family, with its status in an array along the family's contact axis, all
 updates vectorised) is closed, open and receding, or open and approaching
 (at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
@@ -139,8 +138,6 @@ from diffimpact.multibody.model import Model, State
 
 #: Largest constraint residual accepted in an initial state (m or rad, m/s or rad/s).
 CONSTRAINT_TOLERANCE = 1e-8
-#: Most save times one segment of a contact run saves (see ``_simulate_events``).
-SAVE_CHUNK = 8
 
 
 class Trajectory(eqx.Module):
@@ -156,7 +153,7 @@ class Trajectory(eqx.Module):
     linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies, (len(t), 3) for spatial.
     angular_momentum : about the origin, (len(t),) for planar bodies, (len(t), 3) for spatial.
     steps : accepted solver steps over the whole run.
-    segments : integration segments (one ``diffeqsolve`` each, ended by an event, its last save time or the end of the run; 1
+    segments : integration segments (one ``diffeqsolve`` each, ended by an event or the end of the run; 1
         for models without contacts).
     events : ``Events`` of the contacts, ``None`` for models without contacts.
     contact_history : with ``simulate(..., contact_history=True)``, one entry
@@ -787,12 +784,10 @@ def _simulate_events(
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
-    # Each segment saves at most ``SAVE_CHUNK`` times, and ends at the last of them if no event comes first: the
-    # solver carries its saves through every step, so a run of thousands of save times would pay for all of
-    # them at each step. A segment that starts at a save time saves it again, so each saves chunk − 1 new ones.
-    chunk = min(SAVE_CHUNK, len(save_times))
-    chunk_ends = -(-len(save_times) // max(chunk - 1, 1))
-    padded_times = jnp.concatenate([save_times, jnp.full(chunk, t_end)])
+    # Each segment saves the times ahead of it, in order, padded with t_end (not reached by a segment that an
+    # event ends). Given all save times clipped to t0, it would save every time already passed again at t0.
+    n_saves = len(save_times)
+    padded_times = jnp.concatenate([save_times, jnp.full(n_saves, t_end)])
     if near_distance is not None:
         controller = _NearController(controller, tuple(families))
     # one event function, the least of all: its first down-crossing is the earliest of any
@@ -820,14 +815,13 @@ def _simulate_events(
         model = eqx.combine(params, static)
 
         def run(_):
-            # The save times ahead, a chunk of them (padded with t_end): the segment also ends at the last.
             passed = jnp.sum(save_times < t0)
-            ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, chunk)
+            ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, n_saves)
             solution = dfx.diffeqsolve(
                 dfx.ODETerm(vector_field),
                 formulation.wrap_solver(model, dfx.Tsit5()),
                 t0=t0,
-                t1=ahead[-1],
+                t1=t_end,
                 dt0=dt0,
                 y0=(q, v),
                 args=(model, status, residual, released, rest_speed, near_distance),
@@ -844,7 +838,7 @@ def _simulate_events(
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
             saved = (ahead < t1) | ~happened
-            old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, chunk), ys)
+            old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, n_saves), ys)
             new_ys = jax.tree.map(lambda x, rows: jax.lax.dynamic_update_slice_in_dim(x, rows, passed, 0), ys,
                                   _select(saved, solution.ys[0], old_rows))
             # every function below zero just past the crossing is due: the earliest one, and any
@@ -872,7 +866,7 @@ def _simulate_events(
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
-                ~happened & (t1 >= t_end),
+                ~happened,
             )
             return carry, (record, steps, jnp.asarray(True))
 
@@ -887,10 +881,10 @@ def _simulate_events(
     shapes = jax.eval_shape(
         to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance)
     )
-    # rows past the last save time take a chunk's writes that start near the end
-    nan = jax.tree.map(lambda x: jnp.full((len(save_times) + chunk,) + x.shape, jnp.nan), shapes)
+    # rows past the last save time take the padding's rows
+    nan = jax.tree.map(lambda x: jnp.full((2 * n_saves,) + x.shape, jnp.nan), shapes)
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.array(False))
-    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1 + chunk_ends)
+    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
     saved, (times, onsets, q_events, v_events), steps = eqx.error_if(
@@ -913,7 +907,7 @@ def _simulate_events(
         q_events[segment_of],
         v_events[segment_of],
     )
-    saved = jax.tree.map(lambda x: x[: len(save_times)], saved)
+    saved = jax.tree.map(lambda x: x[:n_saves], saved)
     histories = None
     if contact_history:
         saved, by_family = saved
