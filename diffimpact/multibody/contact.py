@@ -873,15 +873,15 @@ def contact_frame(contact, q):
     return jax.vmap(_frame)(contact.normal(q))
 
 
-def impact_velocity(model, contact, q, v, t, member=0):
-    """Velocities after the ``RigidImpact`` of contact ``member`` of the family at (q, v, t).
+def impact_problem(model, contact, q, v, t, member=0):
+    """(W, u⁻, M_c⁻¹ Jᵀ) of the ``RigidImpact`` of contact ``member`` of the family at (q, v, t).
 
     By impulse–momentum under the constraints: J = Qᵀ ∂r/∂q maps v to the
     contact velocity u = J v in the frame Q of ``contact_frame`` (u_n = n · ṙ
     < 0 approaching; r = p_j − p_i the material points at the contact point).
-    With M_c⁻¹ the constrained inverse of ``normal_response``, W = J M_c⁻¹ Jᵀ;
-    the model's impulse λ then changes v by M_c⁻¹ Jᵀ λ, keeping the constraint
-    velocities. Models give no impulse to a contact that is not approaching.
+    With M_c⁻¹ the constrained inverse of ``normal_response``, W = J M_c⁻¹ Jᵀ
+    (d × d, normal first: the problem of the models of ``diffimpact.impulse``)
+    and an impulse λ changes v by (M_c⁻¹ Jᵀ) λ, keeping the constraint velocities.
     """
     one = jax.tree.map(lambda x: x[member], contact)
     poses = stack_poses(model.split(q))
@@ -894,5 +894,15 @@ def impact_velocity(model, contact, q, v, t, member=0):
     mass, constraint = model.mass_matrix(q), model.jacobian(q, t)
     zero = jnp.zeros((constraint.shape[0], jacobian.shape[0]))
     responses = _saddle_point_solve(mass, constraint, jacobian.T, zero)
-    result = one.law.model(jacobian @ responses, jacobian @ v, **one.law.parameters)
-    return v + responses @ result.impulse
+    return jacobian @ responses, jacobian @ v, responses
+
+
+def impact_velocity(model, contact, q, v, t, member=0):
+    """Velocities after the ``RigidImpact`` of contact ``member`` of the family at (q, v, t).
+
+    The model's impulse λ on the problem (W, u⁻) of ``impact_problem`` changes v
+    by M_c⁻¹ Jᵀ λ. Models give no impulse to a contact that is not approaching.
+    """
+    W, u, responses = impact_problem(model, contact, q, v, t, member)
+    law = jax.tree.map(lambda x: x[member], contact).law
+    return v + responses @ law.model(W, u, **law.parameters).impulse
