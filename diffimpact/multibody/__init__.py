@@ -37,6 +37,7 @@ from diffimpact.multibody.contact import (
     SpherePlane,
     SphereSphere,
     contact_frame,
+    impact_problem,
     impact_velocity,
     normal_response,
     resolve_at_onset,
@@ -73,7 +74,7 @@ from diffimpact.multibody.simulate import (
 __all__ = [
     "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HoledPlane", "HuntCrossleyImpact",
     "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "RigidImpact", "contact_frame",
-    "impact_velocity", "normal_response", "resolve_at_onset",
+    "impact_problem", "impact_velocity", "normal_response", "resolve_at_onset",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",
     "DirectCorrection", "Driver", "Force", "Formulation", "Gravity", "Ground",
     "JointDamping", "LagrangeMultipliers", "Model", "PlanarBody", "ProjectedSolver",

@@ -988,30 +988,45 @@ def _inert(delassus, velocity, taking_part, dimension):
     return jnp.where(keep[:, None] & keep[None, :], delassus, decoupled), jnp.where(keep, velocity, separating)
 
 
-def impact_velocity(model, contact, q, v, t, taking_part=None):
-    """Velocities after one ``RigidImpact`` of the contacts ``taking_part`` of the family at (q, v, t), together.
+def impact_problem(model, contact, q, v, t, taking_part=None):
+    """(W, u⁻, M_c⁻¹ Jᵀ): the problem of one ``RigidImpact`` of the contacts ``taking_part`` of the family at (q, v, t).
 
     ``taking_part``: (count,) booleans, ``None`` for every contact. By
     impulse–momentum under the constraints: J = Qᵀ ∂r/∂q maps v to the contact
     velocities u = J v, stacked contact by contact, each in its frame Q of
     ``contact_frame`` (normal first). With M_c⁻¹ the constrained inverse of
-    ``normal_response``, W = J M_c⁻¹ Jᵀ; the model's impulse λ then changes v
-    by M_c⁻¹ Jᵀ λ, keeping the constraint velocities. The problem holds every
-    contact of the family, those not taking part made inert (``_inert``), so
-    that its shape is static; their impulse is zero (PLUS's pseudoinverse
-    leaves round-off there, dropped). Models give no impulse to a contact that
-    does not approach unless the others' impulses drive it into approach.
+    ``normal_response``, W = J M_c⁻¹ Jᵀ (the problem of the models of
+    ``diffimpact.impulse``), and an impulse λ changes v by (M_c⁻¹ Jᵀ) λ,
+    keeping the constraint velocities. The problem holds every contact of the
+    family, those not taking part made inert (``_inert``), so that its shape is
+    static.
     """
     count = contact.count
     taking_part = jnp.ones(count, bool) if taking_part is None else taking_part
     jacobian = _contact_jacobian(model, contact, q)
     dimension = jacobian.shape[1]
-    keywords = _model_keywords(contact.law.model, count, dimension)
     jacobian = jacobian.reshape(count * dimension, -1)
     mass, constraint = model.mass_matrix(q), model.jacobian(q, t)
     zero = jnp.zeros((constraint.shape[0], jacobian.shape[0]))
     responses = _saddle_point_solve(mass, constraint, jacobian.T, zero)
     delassus, velocity = _inert(jacobian @ responses, jacobian @ v, taking_part, dimension)
+    return delassus, velocity, responses
+
+
+def impact_velocity(model, contact, q, v, t, taking_part=None):
+    """Velocities after one ``RigidImpact`` of the contacts ``taking_part`` of the family at (q, v, t), together.
+
+    The model's impulse λ on the problem of ``impact_problem`` changes v by
+    M_c⁻¹ Jᵀ λ. The contacts not taking part get no impulse (PLUS's
+    pseudoinverse leaves round-off there, dropped). Models give no impulse to a
+    contact that does not approach unless the others' impulses drive it into
+    approach.
+    """
+    count = contact.count
+    taking_part = jnp.ones(count, bool) if taking_part is None else taking_part
+    delassus, velocity, responses = impact_problem(model, contact, q, v, t, taking_part)
+    dimension = velocity.shape[0] // count
+    keywords = _model_keywords(contact.law.model, count, dimension)
     # a family of one passes its contact's own parameters, a family of m one per contact, (m,)
     parameters = {name: value[0] if count == 1 else value for name, value in contact.law.parameters.items()}
     result = contact.law.model(delassus, velocity, **parameters, **keywords)

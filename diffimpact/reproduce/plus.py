@@ -27,6 +27,10 @@ compression and expansion, ``diffimpact.impulse.poisson``) moves the four as
 one ball; the compliant row (``compliant_cradle``: undamped Hertz, 10 GPa)
 sends the last ball off at 98.9 % of the speed with small velocities left in
 the others.
+
+Example 4 (Fig. 15, ``plus-triple-pendulum``), the CPU time of one PLUS
+impact against integrating the compliant one, is
+``diffimpact.reproduce.triple_pendulum``.
 """
 
 import functools

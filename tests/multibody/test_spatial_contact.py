@@ -10,6 +10,7 @@ import pytest
 import diffimpact
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
+from diffimpact.impulse import newton
 from diffimpact.multibody import (
     Contact,
     Gravity,
@@ -17,14 +18,17 @@ from diffimpact.multibody import (
     Model,
     NewtonRestitution,
     OptimalDamping,
+    RigidImpact,
     SpatialBody,
     SphereFace,
     SpherePlane,
     SphereSphere,
     State,
     angular_velocity,
+    contact_frame,
     euler_parameters,
     euler_rates,
+    impact_problem,
     simulate,
 )
 
@@ -326,3 +330,21 @@ def test_vmapped_newton_sphere_impacts_match_the_impulse_momentum_solution():
         spins = [np.asarray(angular_velocity(q[k, 7 * b:7 * b + 7], v[k, 7 * b:7 * b + 7])) for b in (0, 1)]
         np.testing.assert_allclose(spins[0], spin, atol=1e-9)
         np.testing.assert_allclose(spins[1], 0.0, atol=1e-9)
+
+
+def test_impact_problem_of_a_free_sphere_on_the_ground_is_its_delassus_operator():
+    """W = J M⁻¹ Jᵀ at the bottom point of a free sphere: 1/m normal, 1/m + R²/I = 3.5/m tangential, no coupling.
+
+    u⁻ is the velocity v + ω × (−R ẑ) of that point in the contact frame (n, t, o), and an impulse λ changes the
+    velocities by the third result (M⁻¹ Jᵀ) λ: the normal one lifts only the centre, by λ_n/m.
+    """
+    contact = Contact(SpherePlane(None, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0, None, RADIUS),
+                      RigidImpact(newton.impact, restitution=0.5))
+    model = Model([SpatialBody(MASS, np.full(3, 0.4 * MASS * RADIUS**2))], [], [contact])
+    velocity, omega = np.array([0.3, -0.2, -1.5]), np.array([2.0, 1.0, -4.0])
+    state = state_of(ball_block(np.array([0.0, 0.0, RADIUS]), velocity, omega))
+    W, u, response = (np.asarray(x) for x in impact_problem(model, contact, state.q, state.v, state.t))
+    frame = np.asarray(contact_frame(contact, model.split(state.q))[0])
+    np.testing.assert_allclose(W, np.diag([1.0, 3.5, 3.5]) / MASS, rtol=1e-12, atol=1e-12 / MASS)
+    np.testing.assert_allclose(u, frame.T @ (velocity + np.cross(omega, [0.0, 0.0, -RADIUS])), atol=1e-12)
+    np.testing.assert_allclose(response[:3, 0], [0.0, 0.0, 1.0 / MASS], atol=1e-12)
