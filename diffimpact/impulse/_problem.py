@@ -47,7 +47,8 @@ def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
             "(..., 3m, 3m) and (..., 3m) for m contacts"
         raise ValueError(f"delassus and velocity must have shapes {wanted}; got {delassus.shape} and {velocity.shape}")
     friction = check_range("friction", friction, 0.0)
-    message = "delassus must be finite, symmetric and positive definite"
+    message = ("delassus must be finite, symmetric and positive definite (contacts that are redundant, e.g. a "
+               "brick's four corners on a plane, make it singular: diffimpact.impulse.plus.impact resolves those)")
     if isinstance(delassus, jax.core.Tracer):
         delassus = eqx.error_if(delassus, jnp.any(~jnp.isfinite(jnp.linalg.cholesky(delassus))), message)
     else:

@@ -114,3 +114,12 @@ def test_bad_input_and_jams_are_refused():
     for model in (newton, poisson):
         with pytest.raises(ValueError, match="Painlevé jam"):
             model.impact(W, [-1.0, 5.0], 0.5, 2.0, dimension=2)
+
+
+def test_redundant_contacts_are_refused_with_the_reason_and_the_model_that_takes_them():
+    """Two contacts with the same Jacobian rows (redundant) make W singular: Newton's LCP cannot take it, and the
+    message says why and names PLUS, which resolves redundant contacts by minimum-norm least squares."""
+    J = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] * 2)
+    W = J @ J.T
+    with pytest.raises(ValueError, match="redundant.*plus.impact"):
+        newton.impact(W, np.array([-1.0, 0.0, 0.0, -1.0, 0.0, 0.0]), 0.5, dimension=3)
