@@ -27,3 +27,16 @@ def safe_norm(v, axis=-1):
     squared = jnp.sum(v * v, axis=axis)
     nonzero = squared > 0
     return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)
+
+
+def normal_frame(normal):
+    """Q (d × d): a unit contact normal (d = 2 or 3) and its tangents as columns, right-handed.
+
+    In 3-D the first tangent is n × e, e the coordinate axis least aligned with n.
+    """
+    if normal.shape[0] == 2:
+        return jnp.stack([normal, jnp.stack([-normal[1], normal[0]])], axis=1)
+    helper = jnp.eye(3)[jnp.argmin(jnp.abs(normal))]  # the axis least aligned with n
+    tangent = jnp.cross(normal, helper)
+    tangent = tangent / jnp.linalg.norm(tangent)
+    return jnp.stack([normal, tangent, jnp.cross(normal, tangent)], axis=1)

@@ -84,7 +84,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_count, check_positive, check_range, check_real, refuse_where, unit_vector
-from diffimpact.contact._math import safe_norm
+from diffimpact.contact._math import normal_frame, safe_norm
 from diffimpact.impulse._problem import kinetic_energy_change
 from diffimpact.impulse.max_dissipation import block_gauss_seidel
 from diffimpact.multibody.bodies import euler_rates, euler_rotation
@@ -213,14 +213,6 @@ class Trajectory(eqx.Module):
     contact_work: jax.Array
 
 
-def _frames(normal):
-    """(n, t, o) rows, right-handed, for unit normals (..., 3); t lies in the plane of n and a coordinate axis."""
-    helper = jnp.where(jnp.abs(normal[..., :1]) < 0.9, jnp.array([1.0, 0.0, 0.0]), jnp.array([0.0, 1.0, 0.0]))
-    t = jnp.cross(normal, helper)
-    t = t / safe_norm(t)[..., None]
-    return jnp.stack([normal, t, jnp.cross(normal, t)], axis=-2)
-
-
 def contacts(scene, state):
     """Gap, contact frame and lever arms of every candidate contact (§2, for spheres; module docstring)."""
     first, second, plane = scene.pairs()
@@ -241,7 +233,7 @@ def contacts(scene, state):
     normal = jnp.concatenate([n_plane, n_pair])
     return Contacts(
         gap=jnp.concatenate([height - r[first[sphere]], distance - r[a] - r[b]]),
-        frame=_frames(normal),
+        frame=jnp.swapaxes(jax.vmap(normal_frame)(normal), -1, -2),  # rows (n, t, o)
         lever=jnp.concatenate([jnp.stack([lever_plane, jnp.zeros_like(lever_plane)], 1),
                                jnp.stack([lever_a, lever_b], 1)]),
     )

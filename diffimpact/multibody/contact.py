@@ -56,7 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive, check_range, is_concrete, unit_vector
-from diffimpact.contact._math import positive_power, safe_norm
+from diffimpact.contact._math import normal_frame, positive_power, safe_norm
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
@@ -714,16 +714,6 @@ def _contact_force(contact, pose_i, pose_j, rate_i, rate_j):
     return jax.vjp(relative, pose_i, pose_j)[1](normal_force * normal + friction)
 
 
-def _frame(normal):
-    """Q (d × d): the contact normal and tangents as columns."""
-    if normal.shape[0] == 2:
-        return jnp.stack([normal, jnp.stack([-normal[1], normal[0]])], axis=1)
-    helper = jnp.eye(3)[jnp.argmin(jnp.abs(normal))]  # the axis least aligned with n
-    tangent = jnp.cross(normal, helper)
-    tangent = tangent / jnp.linalg.norm(tangent)
-    return jnp.stack([normal, tangent, jnp.cross(normal, tangent)], axis=1)
-
-
 def _batch(tree):
     """``tree`` with a leading contact axis of length one on every array leaf."""
     return jax.tree.map(lambda x: jnp.asarray(x)[None], tree)
@@ -950,7 +940,7 @@ def resolve_at_onset(model, contact, q, v, t):
 
 def contact_frame(contact, q):
     """Q (count, d, d): each contact's normal n (the direction of the force on the second body) and tangents, columns."""
-    return jax.vmap(_frame)(contact.normal(q))
+    return jax.vmap(normal_frame)(contact.normal(q))
 
 
 def _contact_jacobian(model, contact, q):
@@ -961,7 +951,7 @@ def _contact_jacobian(model, contact, q):
     def member(one, pose_i, pose_j, _, __):
         relative = lambda a, b: _relative_point(one, a, b, pose_i, pose_j)  # noqa: E731
         on_i, on_j = jax.jacfwd(relative, argnums=(0, 1))(pose_i, pose_j)
-        frame = _frame(one.geometry.normal(pose_i, pose_j))
+        frame = normal_frame(one.geometry.normal(pose_i, pose_j))
         return _generalized(frame.T @ on_i, frame.T @ on_j, one.geometry.body_i, one.geometry.body_j,
                             len(model.bodies))
 
