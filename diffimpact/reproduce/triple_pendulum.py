@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from diffimpact.reproduce._io import figure, save_figure, write_csv
+from diffimpact.reproduce._timing import timed
 
 #: Example 4: the triple pendulum and its sphere (SI units).
 PENDULUM = dict(pivot_height=2.0, length=1.0, cylinder_radius=0.1, cylinder_mass=1.0, sphere_radius=0.25,
@@ -220,20 +221,6 @@ HISTORY_SAMPLES = 401
 MAX_EVENTS = 8
 
 
-def _timed(fn, repeats):
-    """(first call, median of ``repeats`` later calls) in seconds, wall clock to ``block_until_ready``."""
-    import time
-
-    import jax
-
-    times = []
-    for _ in range(repeats + 1):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - start)
-    return times[0], float(np.median(times[1:]))
-
-
 @functools.cache
 def _runner(history=False):
     """``simulate`` of a pendulum model, jitted: compiled once per model kind and number of save times.
@@ -280,7 +267,7 @@ def onset(stiffness=STIFFNESSES[0]):
     model = pendulum_model(compliant_contact(stiffness))
     times = jnp.array([FALL / 2, FALL])
     call = lambda: _runner()(model, initial_state(), times, REFERENCE_ACCURACY)  # noqa: E731
-    first, run = _timed(call, 1)
+    first, run = timed(call, repeats=1, statistic=np.median)
     events = call().events
     if not bool(events.onset[0]):
         raise RuntimeError("the sphere did not reach the ground in the fall")
@@ -361,7 +348,7 @@ def compliant_impact(stiffness, start, repeats):
     rows = []
     for accuracy in ACCURACIES:
         call = lambda: _runner()(model, start, window, accuracy)  # noqa: E731
-        _, run = _timed(call, repeats)
+        _, run = timed(call, repeats=repeats, statistic=np.median)
         trajectory = call()
         after = separation_state(trajectory)
         separated = after is not None
@@ -420,7 +407,7 @@ def run(out, quick=False, stiffnesses=None):
     plus_model = pendulum_model(plus_contact())
     handler = eqx.filter_jit(impact_velocity)
     call = lambda: handler(plus_model, plus_model.forces[1], start.q, start.v, start.t)  # noqa: E731
-    first, plus_run = _timed(call, repeats)
+    first, plus_run = timed(call, repeats=repeats, statistic=np.median)
     plus_compile = first - plus_run
     v_plus = np.asarray(call())
     after_plus = State(start.q, v_plus, start.t)
