@@ -10,8 +10,7 @@ into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact ([Poursina 2020] §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
 runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
-down-crossing located on the dense output); each segment saves the save times
-still ahead of it. Each contact (of each contact
+down-crossing located on the dense output). Each contact (of each contact
 family, with its status in an array along the family's contact axis, all
 updates vectorised) is closed, open and receding, or open and approaching
 (at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
@@ -90,9 +89,9 @@ At an event the status changes and
   ``Model.forces`` (the statuses of other families' contacts on the same
   bodies are not revisited after an impulse).
 
-Finished segments are skipped by ``lax.cond``; save times are clipped into
-each segment and the values of the segment that contains them are kept (a save
-time at an event gets the state after it). Gradients include the sensitivity
+Finished segments are skipped by ``lax.cond``; each segment is given the save
+times still ahead of it and keeps the values of those it reaches (a save time
+at an event gets the state after it). Gradients include the sensitivity
 of the event times (diffrax differentiates the located root), so ``jax.grad``
 through impacts is exact up to the tolerances. The contact forces themselves
 are the continuous laws in every segment: the events only place the steps and
