@@ -22,9 +22,19 @@ def signed_power(x, exponent):
     return jnp.sign(x) * positive_power(jnp.abs(x), exponent)
 
 
+def dot(a, b):
+    """a · b along the last axis, as a product and a sum.
+
+    XLA fuses these with the arithmetic around them, where ``a @ b`` of vectors vmapped over a contact family is
+    a matrix product, an operation of its own (writing the sum out term by term was slower still:
+    ``benchmarks/saddle_point.py``'s loop, 23.6 against 49.4 µs for the 120 ball pairs).
+    """
+    return jnp.sum(a * b, axis=-1)
+
+
 def safe_norm(v, axis=-1):
     """Euclidean norm with gradient 0 (not NaN) at ``v = 0``."""
-    squared = jnp.sum(v * v, axis=axis)
+    squared = dot(v, v) if axis in (-1, v.ndim - 1) else jnp.sum(v * v, axis=axis)
     nonzero = squared > 0
     return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)
 

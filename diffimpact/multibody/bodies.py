@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive
+from diffimpact.contact._math import dot
 
 PLANAR_SIZE, SPATIAL_SIZE = 3, 7
 
@@ -118,13 +119,13 @@ def orientation(coordinates):
 
 
 def matvec(matrix, vector):
-    """``matrix @ vector`` for a small matrix (2×2 to 4×4) as elementwise products and a sum.
+    """``matrix @ vector`` for a small matrix (2×2 to 4×4) as elementwise products and a sum (``contact._math.dot``).
 
     XLA fuses these with the arithmetic around them, where a matrix product is an operation of its own: vmapped
     over 120 ball pairs, or repeated for 16 bodies, the products were most of the cost of an evaluation of the
     accelerations (``benchmarks/saddle_point.py``).
     """
-    return jnp.sum(matrix * vector, axis=-1)
+    return dot(matrix, vector[..., None, :])
 
 
 def matmul(a, b):
@@ -146,6 +147,37 @@ def point_position(coordinates, point):
     measured from the centre of mass, with 2 or 3 components accordingly.
     """
     return position(coordinates) + matvec(orientation(coordinates), jnp.asarray(point, dtype=float))
+
+
+def point_velocity(coordinates, velocities, point):
+    """Velocity (m/s) of the body's material point that is at the global position ``point`` now: ṙ + ω × s.
+
+    s = ``point`` − r, and ω the rate of the orientation matrix of ``orientation``, so this is the time
+    derivative of ``point_position`` at fixed body-fixed s': for a spatial body ω = 2 E ṗ / pᵀp (A normalises
+    p, so a drift of |p| does not rotate the body), for a planar one φ̇ about the normal to the plane.
+    """
+    coordinates, velocities = jnp.asarray(coordinates), jnp.asarray(velocities)
+    arm = point - position(coordinates)
+    if _is_spatial(coordinates):
+        p = coordinates[3:]
+        omega = 2.0 * matvec(euler_e(p), velocities[3:]) / dot(p, p)
+        return velocities[:3] + jnp.cross(omega, arm)
+    return velocities[:2] + velocities[2] * jnp.stack([-arm[1], arm[0]])
+
+
+def point_force(coordinates, point, force):
+    """Generalised force Jᵀ F of a global ``force`` (N) on the body's material point at the global ``point``.
+
+    J = ∂(r + A s')/∂q at fixed body-fixed s' (the virtual work of ``point_velocity``): (F, s × F) for a planar
+    body, (F, 2 Eᵀ (s × F) / pᵀp) for a spatial one (``euler_torque`` of the moment s × F, with A's
+    normalisation), s = ``point`` − r.
+    """
+    coordinates = jnp.asarray(coordinates)
+    arm = point - position(coordinates)
+    if _is_spatial(coordinates):
+        p = coordinates[3:]
+        return jnp.concatenate([force, 2.0 * matvec(euler_e(p).T, jnp.cross(arm, force)) / dot(p, p)])
+    return jnp.concatenate([force, (arm[0] * force[1] - arm[1] * force[0])[None]])
 
 
 def global_point(q, body, point):

@@ -12,9 +12,13 @@ contact point P from the coordinate blocks of its two bodies. Then
 * the friction force opposes the tangential part of the relative velocity of
   the two material points at P, v_t = v_rel − (v_rel · n) n;
 * the generalised force is Q = Jᵀ F with F = f_N n + F_t and J = ∂r/∂q the
-  Jacobian (autodiff) of r = p_j − p_i, the positions of the material points
-  of the two bodies that coincide at P (torques follow from the lever arms
-  in J). For the normal part, Jᵀ n = −∂δ/∂q, the virtual work of f_N on δ.
+  Jacobian of r = p_j − p_i, the positions of the material points of the two
+  bodies that coincide at P: on each body, F at P, a force and the moment of
+  its lever arm from the centre (``bodies.point_force``), the velocities
+  likewise ṙ + ω × s (``bodies.point_velocity``), written out rather than
+  differentiated, which makes the contact kernel of a large family several
+  times cheaper. For the normal part, Jᵀ n = −∂δ/∂q, the virtual work of f_N
+  on δ.
 
 The law may be a ``NormalForceLaw`` (fixed parameters) or an ``ImpactLaw``,
 whose parameters depend on the effective mass and the approach speed of each
@@ -31,8 +35,8 @@ bodies, spheres and planes): ``CirclePlane``/``SpherePlane``,
 ``PointPlane``, ``CircleCircle``/``SphereSphere`` are one implementation
 each, and ``SphereFace`` bounds the plane to a rectangle ([Gismeros Moreno 2022] §3.2,
 Fig. 5). In 3-D the friction force is a 3-vector along the relative
-tangential velocity and its torques come from Jᵀ F, with the lever arms of
-the body orientation matrices.
+tangential velocity and its torques come from Jᵀ F, its moments about the
+bodies' centres.
 Body index ``None`` stands for the ground.
 
 Contacts come in **families** (as MuJoCo MJX generates collisions per pair of
@@ -56,14 +60,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive, check_range, is_concrete, unit_vector
-from diffimpact.contact._math import normal_frame, positive_power, safe_norm
+from diffimpact.contact._math import dot, normal_frame, positive_power, safe_norm
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
 from diffimpact.impact.damping import _check_exponent_restitution, _check_method, optimal_damping
 from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
 from diffimpact.impulse._problem import Impact
-from diffimpact.multibody.bodies import SPATIAL_SIZE, matvec, orientation, point_position, position
+from diffimpact.multibody.bodies import (
+    SPATIAL_SIZE, matvec, orientation, point_force, point_position, point_velocity, position,
+)
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve
 
@@ -79,9 +85,14 @@ def _body_index(name, body):
     return jnp.asarray(int(body))
 
 
-def _local(pose, global_position):
-    """Body-frame coordinates s' of a global position (inverse of ``point_position``)."""
-    return matvec(orientation(pose).T, global_position - position(pose))
+def _centre(pose, centre):
+    """Global position of the body-fixed point ``centre``; of the centre of mass for ``None``, with no rotation."""
+    return position(pose) if centre is None else point_position(pose, centre)
+
+
+def _optional_point(centre):
+    """A body-fixed centre as a float array, ``None`` (the centre of mass) kept: a static choice."""
+    return None if centre is None else jnp.asarray(centre, dtype=float)
 
 
 class Geometry(eqx.Module):
@@ -117,7 +128,7 @@ class CirclePlane(Geometry):
 
     The plane passes through the body-fixed point ``plane_point`` with the
     body-fixed outward normal ``plane_normal`` (normalised here); the centre C
-    is the body-fixed point ``centre`` (default: the centre of mass). δ = R −
+    is the body-fixed point ``centre`` (``None``, the default: the centre of mass). δ = R −
     (C − P₀) · n, the sphere–plane gap of [Gismeros Moreno 2022], eq. (3.2); P = C − (R −
     δ/2) n, the middle of the overlap. Vectors have 2 components for planar
     bodies and 3 for spatial ones. The plane is unbounded: the scene must
@@ -130,7 +141,7 @@ class CirclePlane(Geometry):
     plane_point: jnp.ndarray
     plane_normal: jnp.ndarray
     body_j: jnp.ndarray
-    centre: jnp.ndarray
+    centre: Optional[jnp.ndarray]
     radius: jnp.ndarray
 
     def __init__(self, body_i, plane_point, plane_normal, body_j, centre=None, radius=0.0):
@@ -138,7 +149,7 @@ class CirclePlane(Geometry):
         self.plane_point = jnp.asarray(plane_point, dtype=float)
         self.plane_normal = unit_vector("plane_normal", plane_normal)
         self.body_j = _body_index("body_j", body_j)
-        self.centre = jnp.zeros_like(self.plane_normal) if centre is None else jnp.asarray(centre, dtype=float)
+        self.centre = _optional_point(centre)
         self.radius = check_range("radius", radius, 0.0)
         _same_dimension(plane_point=self.plane_point, plane_normal=self.plane_normal, centre=self.centre)
 
@@ -146,19 +157,19 @@ class CirclePlane(Geometry):
         return orientation(pose_i) @ self.plane_normal
 
     def penetration(self, pose_i, pose_j):
-        offset = point_position(pose_j, self.centre) - point_position(pose_i, self.plane_point)
-        return self.radius - offset @ self.normal(pose_i, pose_j)
+        offset = _centre(pose_j, self.centre) - point_position(pose_i, self.plane_point)
+        return self.radius - dot(offset, self.normal(pose_i, pose_j))
 
     def point(self, pose_i, pose_j):
         depth = self.radius - self.penetration(pose_i, pose_j) / 2
-        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
+        return _centre(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 SpherePlane = CirclePlane
 
 
 def _same_dimension(**vectors):
-    shapes = {name: jnp.shape(value) for name, value in vectors.items()}
+    shapes = {name: jnp.shape(value) for name, value in vectors.items() if value is not None}
     if len(set(shapes.values())) > 1 or list(shapes.values())[0] not in ((2,), (3,)):
         raise ValueError(f"geometry vectors must all have 2 (planar) or 3 (spatial) components; got {shapes}")
 
@@ -172,27 +183,27 @@ class CircleCircle(Geometry):
     """Circles (2-D) or spheres (3-D) of radii R_i, R_j centred at body-fixed points of bodies i and j.
 
     δ = R_i + R_j − |C_j − C_i| ([Gismeros Moreno 2022], eq. (3.1)), n = (C_j − C_i)/|C_j − C_i|;
-    P = C_i + (R_i − δ/2) n, the middle of the overlap. The centres must not coincide. ``SphereSphere`` is
-    the same class.
+    P = C_i + (R_i − δ/2) n, the middle of the overlap. The centres must not coincide. A centre ``None`` is
+    the body's centre of mass (a ball). ``SphereSphere`` is the same class.
     """
 
     body_i: jnp.ndarray
-    centre_i: jnp.ndarray
+    centre_i: Optional[jnp.ndarray]
     radius_i: jnp.ndarray
     body_j: jnp.ndarray
-    centre_j: jnp.ndarray
+    centre_j: Optional[jnp.ndarray]
     radius_j: jnp.ndarray
 
     def __init__(self, body_i, centre_i, radius_i, body_j, centre_j, radius_j):
         self.body_i, self.body_j = _body_index("body_i", body_i), _body_index("body_j", body_j)
-        self.centre_i = jnp.asarray(centre_i, dtype=float)
-        self.centre_j = jnp.asarray(centre_j, dtype=float)
+        self.centre_i, self.centre_j = _optional_point(centre_i), _optional_point(centre_j)
         self.radius_i = check_range("radius_i", radius_i, 0.0)
         self.radius_j = check_range("radius_j", radius_j, 0.0)
-        _same_dimension(centre_i=self.centre_i, centre_j=self.centre_j)
+        if centre_i is not None or centre_j is not None:
+            _same_dimension(centre_i=self.centre_i, centre_j=self.centre_j)
 
     def _axis(self, pose_i, pose_j):
-        return point_position(pose_j, self.centre_j) - point_position(pose_i, self.centre_i)
+        return _centre(pose_j, self.centre_j) - _centre(pose_i, self.centre_i)
 
     def normal(self, pose_i, pose_j):
         axis = self._axis(pose_i, pose_j)
@@ -204,7 +215,7 @@ class CircleCircle(Geometry):
     def point(self, pose_i, pose_j):
         # ½(C_i + C_j) + ½(R_i − R_j) n, which is C_i + (R_i − δ/2) n written so that swapping the two bodies
         # gives the same bits: mirror-image pairs listed in opposite orders (j, i) stay mirror images
-        middle = (point_position(pose_i, self.centre_i) + point_position(pose_j, self.centre_j)) / 2
+        middle = (_centre(pose_i, self.centre_i) + _centre(pose_j, self.centre_j)) / 2
         return middle + (self.radius_i - self.radius_j) / 2 * self.normal(pose_i, pose_j)
 
 
@@ -248,7 +259,7 @@ class HoledPlane(Geometry):
     holes: jnp.ndarray
     hole_radii: jnp.ndarray
     body_j: jnp.ndarray
-    centre: jnp.ndarray
+    centre: Optional[jnp.ndarray]
     radius: jnp.ndarray
 
     def __init__(self, height, bounds, holes, hole_radii, body_j, radius, centre=None):
@@ -265,8 +276,8 @@ class HoledPlane(Geometry):
         if self.hole_radii.shape != (self.holes.shape[0],):
             raise ValueError(f"hole_radii must have shape ({self.holes.shape[0]},); got {self.hole_radii.shape}")
         self.radius = check_positive("radius", radius)
-        self.centre = jnp.zeros(3) if centre is None else jnp.asarray(centre, dtype=float)
-        if self.centre.shape != (3,):
+        self.centre = _optional_point(centre)
+        if self.centre is not None and self.centre.shape != (3,):
             raise ValueError(f"HoledPlane is spatial: centre must have 3 components; got shape {self.centre.shape}")
 
     def normal(self, pose_i, pose_j):
@@ -274,17 +285,17 @@ class HoledPlane(Geometry):
 
     def plane_penetration(self, pose_i, pose_j):
         """δ_p = R − (z_C − h), the gap to the unbounded plane (m)."""
-        return self.radius - (point_position(pose_j, self.centre)[2] - self.height)
+        return self.radius - (_centre(pose_j, self.centre)[2] - self.height)
 
     def penetration(self, pose_i, pose_j):
-        centre = point_position(pose_j, self.centre)[:2]
+        centre = _centre(pose_j, self.centre)[:2]
         inside = jnp.minimum(centre - self.bounds[0], self.bounds[1] - centre)
         holes = safe_norm(centre - self.holes, axis=-1) - self.hole_radii
         return jnp.minimum(self.plane_penetration(pose_i, pose_j), jnp.minimum(jnp.min(inside), jnp.min(holes)))
 
     def point(self, pose_i, pose_j):
         depth = self.radius - self.plane_penetration(pose_i, pose_j) / 2
-        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
+        return _centre(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 class SphereFace(Geometry):
@@ -326,7 +337,7 @@ class SphereFace(Geometry):
     face_axis: jnp.ndarray
     half_lengths: jnp.ndarray
     body_j: jnp.ndarray
-    centre: jnp.ndarray
+    centre: Optional[jnp.ndarray]
     radius: jnp.ndarray
 
     def __init__(self, body_i, face_centre, face_normal, face_axis, half_lengths, body_j, centre=None, radius=0.0):
@@ -338,34 +349,34 @@ class SphereFace(Geometry):
         self.half_lengths = check_range("half_lengths", half_lengths, 0.0, low_open=True)
         if self.half_lengths.shape != (2,):
             raise ValueError(f"half_lengths must be (a, b); got shape {self.half_lengths.shape}")
-        self.centre = jnp.zeros(3) if centre is None else jnp.asarray(centre, dtype=float)
+        self.centre = _optional_point(centre)
         self.radius = check_range("radius", radius, 0.0)
         _same_dimension(
             face_centre=self.face_centre, face_normal=self.face_normal, face_axis=self.face_axis, centre=self.centre
         )
-        if self.centre.shape != (3,):
+        if self.face_centre.shape != (3,):
             raise ValueError("SphereFace is spatial: its vectors must have 3 components")
 
     def normal(self, pose_i, pose_j):
         return orientation(pose_i) @ self.face_normal
 
     def _offset(self, pose_i, pose_j):
-        return point_position(pose_j, self.centre) - point_position(pose_i, self.face_centre)
+        return _centre(pose_j, self.centre) - point_position(pose_i, self.face_centre)
 
     def plane_penetration(self, pose_i, pose_j):
         """δ_p = R − (C − F) · n, the gap to the unbounded face plane (m)."""
-        return self.radius - self._offset(pose_i, pose_j) @ self.normal(pose_i, pose_j)
+        return self.radius - dot(self._offset(pose_i, pose_j), self.normal(pose_i, pose_j))
 
     def penetration(self, pose_i, pose_j):
         offset = self._offset(pose_i, pose_j)
         u = orientation(pose_i) @ self.face_axis
         w = jnp.cross(self.normal(pose_i, pose_j), u)
-        margin = self.half_lengths - jnp.abs(jnp.stack([offset @ u, offset @ w]))
+        margin = self.half_lengths - jnp.abs(jnp.stack([dot(offset, u), dot(offset, w)]))
         return jnp.minimum(self.plane_penetration(pose_i, pose_j), jnp.min(margin))
 
     def point(self, pose_i, pose_j):
         depth = self.radius - self.plane_penetration(pose_i, pose_j) / 2
-        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
+        return _centre(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 class Cushion(Geometry):
@@ -416,7 +427,7 @@ class Cushion(Geometry):
     vertices: jnp.ndarray
     nose_height: Optional[jnp.ndarray]
     body_j: jnp.ndarray
-    centre: jnp.ndarray
+    centre: Optional[jnp.ndarray]
     radius: jnp.ndarray
 
     def __init__(self, vertices, body_j, radius, nose_height=None, centre=None):
@@ -427,18 +438,23 @@ class Cushion(Geometry):
         check_positive("length of every cushion segment", jnp.linalg.norm(jnp.diff(self.vertices, axis=0), axis=1))
         self.radius = check_positive("radius", radius)
         self.nose_height = None if nose_height is None else check_positive("nose_height", nose_height)
-        self.centre = jnp.zeros(3) if centre is None else jnp.asarray(centre, dtype=float)
-        if self.centre.shape != (3,):
+        self.centre = _optional_point(centre)
+        if self.centre is not None and self.centre.shape != (3,):
             raise ValueError(f"Cushion is spatial: centre must have 3 components; got shape {self.centre.shape}")
 
     def _offset(self, pose_j):
         """C − P* (3-vector) from the nearest point of the nose to the sphere's centre."""
-        centre = point_position(pose_j, self.centre)
+        centre = _centre(pose_j, self.centre)
         start, end = self.vertices[:-1], self.vertices[1:]
         along = end - start
-        fraction = jnp.clip(jnp.sum((centre[:2] - start) * along, axis=1) / jnp.sum(along**2, axis=1), 0.0, 1.0)
+        fraction = jnp.clip(dot(centre[:2] - start, along) / dot(along, along), 0.0, 1.0)
         horizontal = centre[:2] - (start + fraction[:, None] * along)
-        nearest = horizontal[jnp.argmin(jnp.sum(horizontal**2, axis=1))]
+        # the first nearest segment, picked segment by segment: a chain of selections XLA fuses
+        squared = dot(horizontal, horizontal)
+        nearest, least = horizontal[0], squared[0]
+        for k in range(1, len(squared)):
+            closer = squared[k] < least
+            nearest, least = jnp.where(closer, horizontal[k], nearest), jnp.where(closer, squared[k], least)
         # the nose is level, so the nearest segment in 3-D is the nearest in the plane
         vertical = 0.0 if self.nose_height is None else centre[2] - self.nose_height
         return jnp.concatenate([nearest, jnp.reshape(vertical, (1,))])
@@ -452,7 +468,7 @@ class Cushion(Geometry):
 
     def point(self, pose_i, pose_j):
         depth = self.radius - self.penetration(pose_i, pose_j) / 2
-        return point_position(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
+        return _centre(pose_j, self.centre) - depth * self.normal(pose_i, pose_j)
 
 
 # --- impact-dependent laws ---------------------------------------------------------
@@ -639,13 +655,13 @@ def _model_keywords(model, count, dimension):
 
 
 def stack_poses(blocks):
-    """(b + 1, s): the per-body coordinate blocks as rows, with the ground's pose appended as the last row.
+    """(b + 1, s): the per-body coordinate blocks (rows of ``Model.split``) with the ground's pose appended.
 
     The ground's pose is the origin with the identity orientation (planar
     (0, 0, 0), spatial (0, 0, 0, 1, 0, 0, 0)), so a body index −1 (the
     ground) picks it and the ground's body-fixed vectors are global.
     """
-    blocks = jnp.stack(blocks)
+    blocks = jnp.asarray(blocks)
     ground = jnp.zeros(blocks.shape[1])
     if blocks.shape[1] == SPATIAL_SIZE:
         ground = ground.at[3].set(1.0)
@@ -653,8 +669,8 @@ def stack_poses(blocks):
 
 
 def stack_rates(blocks):
-    """(b + 1, s): the per-body velocity blocks as rows, with the ground's (zero) appended."""
-    blocks = jnp.stack(blocks)
+    """(b + 1, s): the per-body velocity blocks (rows of ``Model.split``) with the ground's (zero) appended."""
+    blocks = jnp.asarray(blocks)
     return jnp.concatenate([blocks, jnp.zeros_like(blocks[:1])])
 
 
@@ -690,10 +706,10 @@ def _separation_function(contact, pose_i, pose_j, rate_i, rate_j):
     return penetration
 
 
-def _relative_point(contact, pose_i, pose_j, at_i, at_j):
-    """p_j − p_i for the material points of bodies j and i that are at the contact point P(``at_i``, ``at_j``)."""
-    contact_point = contact.geometry.point(at_i, at_j)
-    return point_position(pose_j, _local(at_j, contact_point)) - point_position(pose_i, _local(at_i, contact_point))
+def _relative_velocity(contact, pose_i, pose_j, rate_i, rate_j):
+    """The contact point P and the velocity of body j's material point at P relative to body i's."""
+    point = contact.geometry.point(pose_i, pose_j)
+    return point, point_velocity(pose_j, rate_j, point) - point_velocity(pose_i, rate_i, point)
 
 
 def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
@@ -702,16 +718,16 @@ def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
     normal_force = _normal_force(contact, pose_i, pose_j, rate_i, rate_j)
     if contact.friction is None:
         return normal, normal_force, jnp.zeros_like(normal)
-    relative = lambda a, b: _relative_point(contact, a, b, pose_i, pose_j)  # noqa: E731
-    velocity = jax.jvp(relative, (pose_i, pose_j), (rate_i, rate_j))[1]
-    return normal, normal_force, contact.friction(normal_force, velocity - (velocity @ normal) * normal)
+    _, velocity = _relative_velocity(contact, pose_i, pose_j, rate_i, rate_j)
+    return normal, normal_force, contact.friction(normal_force, velocity - dot(velocity, normal) * normal)
 
 
 def _contact_force(contact, pose_i, pose_j, rate_i, rate_j):
-    """Generalised forces on the two bodies of one contact: Jᵀ F, F = f_N n + F_t."""
+    """Generalised forces on the two bodies of one contact: Jᵀ F, F = f_N n + F_t at the contact point."""
     normal, normal_force, friction = _force_parts(contact, pose_i, pose_j, rate_i, rate_j)
-    relative = lambda a, b: _relative_point(contact, a, b, pose_i, pose_j)  # noqa: E731
-    return jax.vjp(relative, pose_i, pose_j)[1](normal_force * normal + friction)
+    point = contact.geometry.point(pose_i, pose_j)
+    force = normal_force * normal + friction
+    return point_force(pose_i, point, -force), point_force(pose_j, point, force)
 
 
 def _batch(tree):
@@ -869,11 +885,12 @@ class Contact(Force):
 
     def __call__(self, bodies, q, v, t):
         del bodies, t
+        q = jnp.asarray(q)
         if self.impulsive:
-            return tuple(jnp.zeros_like(qi) for qi in q)
+            return jnp.zeros_like(q)
         on_i, on_j = self.each(_contact_force, q, v)
-        total = jnp.zeros((len(q) + 1, on_i.shape[1])).at[self.geometry.body_i].add(on_i)
-        return tuple(total.at[self.geometry.body_j].add(on_j)[:-1])
+        total = jnp.zeros((q.shape[0] + 1, q.shape[1])).at[self.geometry.body_i].add(on_i)
+        return total.at[self.geometry.body_j].add(on_j)[:-1]
 
     def potential_energy(self, bodies, q):
         """Elastic energy Σ k δ^(n+1)/(n+1) stored in the contacts (J), δ > 0; zero when impulsive."""
@@ -949,11 +966,12 @@ def _contact_jacobian(model, contact, q):
     u_n = n · ṙ < 0 approaching, with r = p_j − p_i the material points at the contact point.
     """
     def member(one, pose_i, pose_j, _, __):
-        relative = lambda a, b: _relative_point(one, a, b, pose_i, pose_j)  # noqa: E731
-        on_i, on_j = jax.jacfwd(relative, argnums=(0, 1))(pose_i, pose_j)
+        point = one.geometry.point(pose_i, pose_j)
         frame = normal_frame(one.geometry.normal(pose_i, pose_j))
-        return _generalized(frame.T @ on_i, frame.T @ on_j, one.geometry.body_i, one.geometry.body_j,
-                            len(model.bodies))
+        # row k of Qᵀ ∂r/∂q is the generalised force of the unit force along column k of Q
+        on_i, on_j = (jax.vmap(lambda axis: point_force(pose, point, sign * axis))(frame.T)
+                      for pose, sign in ((pose_i, -1.0), (pose_j, 1.0)))
+        return _generalized(on_i, on_j, one.geometry.body_i, one.geometry.body_j, len(model.bodies))
 
     return contact.each(member, model.split(q))
 

@@ -1,7 +1,8 @@
 """Applied forces as generalised forces Q(q, v, t) ([Gismeros Moreno 2022], eqs. (2.15)–(2.16)).
 
-A ``Force`` is called as ``force(bodies, q, v, t)`` with the per-body tuples of
-coordinates and velocities and returns a tuple of per-body generalised forces.
+A ``Force`` is called as ``force(bodies, q, v, t)`` with the coordinates and
+velocities as (bodies, size) arrays, one row per body (``Model.split``), and
+returns the generalised forces likewise, one row per body.
 Conservative forces define ``potential_energy(bodies, q)`` and derive their
 force from it, Q = −∂V/∂q, so energy diagnostics are exact. A force acting
 along a scalar coordinate s(q) (a spring length, a relative angle) has the
@@ -35,7 +36,7 @@ class Force(eqx.Module):
 
     @abc.abstractmethod
     def __call__(self, bodies, q, v, t):
-        """Generalised force, a tuple with one array per body."""
+        """Generalised force, (bodies, size): one row per body."""
 
     def potential_energy(self, bodies, q):
         """Potential energy (J); zero for forces without a potential."""
@@ -187,7 +188,7 @@ class AppliedTorque(Force):
         if self.axis is None:
             raise ValueError(f"body {self.body} is spatial: give AppliedTorque the global axis of the torque")
         block = jnp.concatenate([jnp.zeros(3), euler_torque(q[self.body][3:], torque * self.axis)])
-        return tuple(block if k == self.body else jnp.zeros_like(qi) for k, qi in enumerate(q))
+        return jnp.zeros_like(jnp.asarray(q)).at[self.body].set(block)
 
     @property
     def body_indices(self):

@@ -24,6 +24,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive, check_range
+from diffimpact.contact._math import dot
+from diffimpact.multibody.bodies import SPATIAL_SIZE, euler_g, matvec
+from diffimpact.multibody.constraints import EulerParameters
 
 
 def _saddle_point_solve(mass_matrix, jacobian, force, rhs):
@@ -52,17 +55,46 @@ def _rows_per_body(model):
     return np.array(rows, dtype=int).reshape(len(rows), -1)
 
 
+def _inverse3(matrix):
+    """The inverse of a 3×3 matrix by its cofactors, elementwise arithmetic that XLA fuses."""
+    a, b, c = matrix[0], matrix[1], matrix[2]
+    cofactors = jnp.stack([jnp.cross(b, c), jnp.cross(c, a), jnp.cross(a, b)])
+    return cofactors.T / dot(a, cofactors[0])
+
+
+def _normalised_acceleration(mass, inertia, q, force, rhs):
+    """v̇ of one spatial body constrained by its Euler-parameter normalisation alone: eq. (2.20) in closed form.
+
+    M = diag(m I, 4 Gᵀ J' G), D = (0, 2 pᵀ), D v̇ = ``rhs``. With G Gᵀ = pᵀp I, G p = 0 and
+    Gᵀ G = pᵀp I − p pᵀ (any p ≠ 0; ``bodies.euler_g``), the solution is r̈ = f_r / m and
+    p̈ = Gᵀ J'⁻¹ G f_p / (4 (pᵀp)²) + rhs p / (2 pᵀp): p̈ = Gᵀ x + μ p, the rows G of the first block
+    equation give x, the constraint row μ.
+    """
+    p, norm = q[3:], dot(q[3:], q[3:])
+    g = euler_g(p)
+    angular = matvec(_inverse3(inertia), matvec(g, force[3:])) / (4.0 * norm**2)
+    return jnp.concatenate([force[:3] / mass, matvec(g.T, angular) + rhs * p / (2.0 * norm)])
+
+
 def constrained_acceleration(model, q, t, force, rhs):
     """v̇ of eq. (2.20) with D v̇ = ``rhs``: body by body when the system splits (``_rows_per_body``), else whole.
 
     Body by body, the bodies' small saddle-point systems are solved together
     (``jax.vmap``), in place of one dense solve of size n + k: for the
-    16-ball table 16 systems of size 8 instead of one of size 128.
+    16-ball table 16 systems of size 8 instead of one of size 128. Spatial
+    bodies whose only constraints are their Euler-parameter normalisations
+    (free bodies: the balls of a table) take the closed form of
+    ``_normalised_acceleration`` instead of a solve.
     """
     rows = _rows_per_body(model)
     if rows is None:
         return _saddle_point_solve(model.mass_matrix(q), model.jacobian(q, t), force, rhs)
     bodies, size = len(model.bodies), model.bodies[0].size
+    if all(isinstance(c, EulerParameters) for c in model.constraints) and rows.shape[1] == 1 and size == SPATIAL_SIZE:
+        return jax.vmap(_normalised_acceleration)(
+            jnp.stack([body.mass for body in model.bodies]), jnp.stack([body.inertia for body in model.bodies]),
+            q.reshape(bodies, size), force.reshape(bodies, size), rhs[rows[:, 0]],
+        ).reshape(-1)
     masses = jnp.stack([body.mass_matrix(qi) for body, qi in zip(model.bodies, model.split(q))])
     blocks = model.jacobian(q, t).reshape(-1, bodies, size)[rows, np.arange(bodies)[:, None]]
     return jax.vmap(_saddle_point_solve)(masses, blocks, force.reshape(bodies, size), rhs[rows]).reshape(-1)

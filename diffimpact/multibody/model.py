@@ -14,7 +14,6 @@ obtained from Φ(q, t) by forward-mode autodiff, never by hand.
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from diffimpact.multibody.bodies import Body, SpatialBody
 from diffimpact.multibody.constraints import Constraint, EulerParameters
@@ -109,9 +108,12 @@ class Model(eqx.Module):
         ]
 
     def split(self, x):
-        """Per-body blocks of a flat coordinate or velocity vector."""
-        offsets = np.cumsum([0] + [body.size for body in self.bodies])
-        return tuple(x[a:b] for a, b in zip(offsets[:-1], offsets[1:]))
+        """The per-body blocks of a flat coordinate or velocity vector, as the rows of a (bodies, size) array.
+
+        All bodies of a model have the same size (planar or spatial), so this is a reshape: contact families
+        gather their bodies' rows from it without re-stacking the blocks.
+        """
+        return jnp.reshape(x, (len(self.bodies), -1))
 
     def mass_matrix(self, q):
         """Block-diagonal M of [Gismeros Moreno 2022], eq. (2.13)."""
@@ -121,12 +123,11 @@ class Model(eqx.Module):
 
     def generalized_force(self, q, v, t):
         """g of eq. (2.15): the applied forces plus the bodies' gyroscopic terms of eq. (2.16)."""
-        total = jnp.concatenate(
-            [body.gyroscopic_force(qi, vi) for body, qi, vi in zip(self.bodies, self.split(q), self.split(v))]
-        )
+        blocks, rates = self.split(q), self.split(v)
+        total = jnp.stack([body.gyroscopic_force(qi, vi) for body, qi, vi in zip(self.bodies, blocks, rates)])
         for force in self.forces:
-            total = total + jnp.concatenate(force(self.bodies, self.split(q), self.split(v), t))
-        return total
+            total = total + jnp.reshape(jnp.asarray(force(self.bodies, blocks, rates, t)), total.shape)
+        return total.reshape(-1)
 
     def constraint(self, q, t):
         """Stacked residuals Φ(q, t) of eq. (2.9), shape (k,)."""

@@ -229,7 +229,7 @@ def cloth(p, index):
 
 def ball_pair(p, i, j, friction=None):
     """Balls i and j: Lankarani–Nikravesh (eqs. (3.3), (3.7)) with ``friction`` (default Alciatore's μ(v))."""
-    return Contact(SphereSphere(i, np.zeros(3), p.radius, j, np.zeros(3), p.radius),
+    return Contact(SphereSphere(i, None, p.radius, j, None, p.radius),
                    HuntCrossleyImpact(p.ball_stiffness(), 1.5, p.ball_restitution, factor="lankarani_nikravesh"),
                    Alciatore() if friction is None else friction)
 

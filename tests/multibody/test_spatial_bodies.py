@@ -29,7 +29,7 @@ from diffimpact.multibody import (
     simulate,
 )
 from diffimpact.multibody import formulations
-from diffimpact.multibody.bodies import euler_g
+from diffimpact.multibody.bodies import euler_g, point_force, point_position, point_velocity
 
 G = 9.81
 # A full (non-diagonal) body-frame inertia tensor with distinct principal moments.
@@ -346,9 +346,12 @@ def test_free_bodies_are_solved_body_by_body_as_the_dense_saddle_point_system():
     force, rhs = jnp.asarray(rng.standard_normal(21)), jnp.asarray(rng.standard_normal(3))
     rows = formulations._rows_per_body(free)
     np.testing.assert_array_equal(rows, [[0], [1], [2]])
-    dense = formulations._saddle_point_solve(free.mass_matrix(q), free.jacobian(q, 0.0), force, rhs)
-    split = formulations.constrained_acceleration(free, q, 0.0, force, rhs)
-    np.testing.assert_allclose(split, dense, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(dense))))
+    # the closed form of the free bodies holds off the unit sphere too (|p| drifts under Lagrange multipliers)
+    for drift in (1.0, 1.03):
+        q_drift = q.reshape(3, 7).at[:, 3:].multiply(drift).reshape(-1)
+        dense = formulations._saddle_point_solve(free.mass_matrix(q_drift), free.jacobian(q_drift, 0.0), force, rhs)
+        split = formulations.constrained_acceleration(free, q_drift, 0.0, force, rhs)
+        np.testing.assert_allclose(split, dense, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(dense))))
     # planar bodies without constraints: M⁻¹ g, body by body
     discs = Model([PlanarBody(2.0, 0.5), PlanarBody(3.0, 0.25)])
     force = jnp.asarray(rng.standard_normal(6))
@@ -358,3 +361,18 @@ def test_free_bodies_are_solved_body_by_body_as_the_dense_saddle_point_system():
     # a joint between two bodies, or bodies with different numbers of rows, keep the dense solve
     assert formulations._rows_per_body(Model(bodies[:2], [Spherical(0, (0.0, 0.0, 0.1), 1, (0.0, 0.0, -0.1))])) is None
     assert formulations._rows_per_body(Model(bodies[:2], [Ground(0, (0.0,) * 3 + (1.0,) + (0.0,) * 3)])) is None
+
+
+def test_point_velocity_and_force_are_the_derivative_of_a_material_point():
+    """ṙ + ω × s and (F, 2 Eᵀ (s × F)/pᵀp) are the jvp and vjp of point_position at fixed s', for |p| ≠ 1 too."""
+    rng = np.random.default_rng(5)
+    for drift in (1.0, 0.97):
+        pose = jnp.concatenate([jnp.asarray(rng.standard_normal(3)), drift * jnp.asarray(random_spatial_state(rng, 1)[0][3:])])
+        planar = jnp.asarray(rng.standard_normal(3))
+        for block in (pose, planar):
+            rate, local = jnp.asarray(rng.standard_normal(block.shape)), jnp.asarray(rng.standard_normal(3 if len(block) == 7 else 2))
+            force = jnp.asarray(rng.standard_normal(local.shape))
+            point, velocity = jax.jvp(lambda b: point_position(b, local), (block,), (rate,))
+            generalised = jax.vjp(lambda b: point_position(b, local), block)[1](force)[0]
+            np.testing.assert_allclose(point_velocity(block, rate, point), velocity, rtol=1e-13, atol=1e-13)
+            np.testing.assert_allclose(point_force(block, point, force), generalised, rtol=1e-13, atol=1e-13)
