@@ -37,7 +37,8 @@ REPRODUCTIONS = {
     ),
     "formulations": (
         formulations.run,
-        "Gismeros Moreno et al. 2022 §4.1, figs. 10–16: the break shot under the four formulations at two default time steps",
+        "Gismeros Moreno et al. 2022 §4.1, figs. 10–16: the four-ball break on the table, 3 s, under the four formulations "
+        "at two default time steps, and the rack-spacing (α) sweep of Table 3",
     ),
     "break": (
         table.run,

@@ -102,13 +102,17 @@ def save_times(duration):
     return jnp.linspace(0.0, duration, int(round(duration / SAVE_INTERVAL)) + 1)
 
 
-def integrate(model, state, times, max_events):
-    """``simulate`` with the reproduction's settings.
+def integrate(model, state, times, max_events, formulation=None, max_step=None):
+    """``simulate`` with the table's settings: ``TOLERANCES``, ``MAX_STEPS`` and ``NEAR_DISTANCE``.
 
-    Lagrange multipliers, ``TOLERANCES``, ``MAX_STEPS`` and ``NEAR_DISTANCE``.
+    ``formulation``: default Lagrange multipliers; ``max_step``: the largest
+    adaptive step (s), default none (the ``formulations`` study sets the
+    paper's default time steps). ``max_step`` is traced, so runs that differ
+    only in it, in ``state`` or in the values of ``times`` share one compilation.
     """
-    return simulate(model, state, times, LagrangeMultipliers(), max_events=max_events, max_steps=MAX_STEPS,
-                    near_distance=NEAR_DISTANCE, **TOLERANCES)
+    formulation = LagrangeMultipliers() if formulation is None else formulation
+    return simulate(model, state, times, formulation, max_events=max_events, max_steps=MAX_STEPS,
+                    near_distance=NEAR_DISTANCE, max_step=max_step, **TOLERANCES)
 
 
 def run(out, quick=False):

@@ -36,7 +36,9 @@ instead of 1 µm above it: the paper's start drops the cue ball onto an
 undamped Hertz cloth, which then bounces it for ever. The break and the cut
 shot leave the cushions out: the cloth is an unbounded plane (with the balls'
 speeds after the break, the outer two would reach the side cushions of a
-real table about 0.1 s after the break).
+real table about 0.1 s after the break). The ``formulations`` reproduction
+runs the same four balls on the full table (``table_model(p, balls=4)``,
+``break_state(p, balls=4)``) for the paper's 3 s.
 
 The cloth of the paper is undamped. That is harmless while the balls roll,
 but a cushion that touches the ball above its centre presses it into the
