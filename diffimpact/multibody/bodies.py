@@ -196,6 +196,24 @@ def angular_velocity(coordinates, velocities, body_frame=False):
     return 2.0 * matvec(euler_g(p) if body_frame else euler_e(p), rate)
 
 
+def _spatial_gyroscopic_force(inertia, q, v):
+    """``SpatialBody.gyroscopic_force`` of a body of inertia J'."""
+    g = euler_g(q[3:])
+    omega = 2.0 * matvec(g, v[3:])
+    return jnp.concatenate([jnp.zeros(3), -2.0 * matvec(g.T, jnp.cross(omega, matvec(inertia, omega)))])
+
+
+def gyroscopic_forces(bodies, q, v):
+    """The gyroscopic forces of eq. (2.16) of all ``bodies``, as rows like ``q`` and ``v`` (``Model.split``).
+
+    Spatial bodies (``SpatialBody`` itself) in one vmapped evaluation, their inertias stacked; others body by
+    body.
+    """
+    if all(type(body) is SpatialBody for body in bodies):
+        return jax.vmap(_spatial_gyroscopic_force)(jnp.stack([body.inertia for body in bodies]), q, v)
+    return jnp.stack([body.gyroscopic_force(qi, vi) for body, qi, vi in zip(bodies, q, v)])
+
+
 class Body(eqx.Module):
     """Abstract rigid body: its block of coordinates and its inertia.
 
@@ -357,9 +375,7 @@ class SpatialBody(Body):
         It differs from the Lagrangian −8 Ġᵀ J' G ṗ only along p, which the
         multiplier of pᵀp = 1 absorbs.
         """
-        g = euler_g(q[3:])
-        omega = 2.0 * matvec(g, v[3:])
-        return jnp.concatenate([jnp.zeros(3), -2.0 * matvec(g.T, jnp.cross(omega, matvec(self.inertia, omega)))])
+        return _spatial_gyroscopic_force(self.inertia, q, v)
 
     def centre_of_mass(self, q):
         return q[:3]

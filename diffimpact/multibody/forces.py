@@ -50,7 +50,7 @@ class Force(eqx.Module):
 
 
 class Gravity(Force):
-    """Uniform gravity g (m/s²): V = −Σ m_i g · r_i, Q = −∂V/∂q."""
+    """Uniform gravity g (m/s²): V = −Σ m_i g · r_i, Q = −∂V/∂q = m_i g on each centre of mass r_i."""
 
     g: jnp.ndarray
 
@@ -62,7 +62,10 @@ class Gravity(Force):
 
     def __call__(self, bodies, q, v, t):
         del v, t
-        return jax.tree.map(jnp.negative, jax.grad(lambda q: self.potential_energy(bodies, q))(q))
+        # r_i is the first d coordinates of each body's row (planar and spatial alike)
+        masses = jnp.stack([body.mass for body in bodies])
+        q = jnp.asarray(q)
+        return jnp.zeros_like(q).at[:, : self.g.shape[0]].set(masses[:, None] * self.g)
 
     @property
     def body_indices(self):

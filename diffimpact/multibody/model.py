@@ -15,7 +15,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from diffimpact.multibody.bodies import Body, SpatialBody
+from diffimpact.multibody.bodies import Body, SpatialBody, gyroscopic_forces
 from diffimpact.multibody.constraints import Constraint, EulerParameters
 from diffimpact.multibody.forces import Force, Gravity
 
@@ -124,7 +124,7 @@ class Model(eqx.Module):
     def generalized_force(self, q, v, t):
         """g of eq. (2.15): the applied forces plus the bodies' gyroscopic terms of eq. (2.16)."""
         blocks, rates = self.split(q), self.split(v)
-        total = jnp.stack([body.gyroscopic_force(qi, vi) for body, qi, vi in zip(self.bodies, blocks, rates)])
+        total = gyroscopic_forces(self.bodies, blocks, rates)
         for force in self.forces:
             total = total + jnp.reshape(jnp.asarray(force(self.bodies, blocks, rates, t)), total.shape)
         return total.reshape(-1)

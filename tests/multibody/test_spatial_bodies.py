@@ -29,7 +29,7 @@ from diffimpact.multibody import (
     simulate,
 )
 from diffimpact.multibody import formulations
-from diffimpact.multibody.bodies import euler_g, point_force, point_position, point_velocity
+from diffimpact.multibody.bodies import euler_g, gyroscopic_forces, point_force, point_position, point_velocity
 
 G = 9.81
 # A full (non-diagonal) body-frame inertia tensor with distinct principal moments.
@@ -376,3 +376,19 @@ def test_point_velocity_and_force_are_the_derivative_of_a_material_point():
             generalised = jax.vjp(lambda b: point_position(b, local), block)[1](force)[0]
             np.testing.assert_allclose(point_velocity(block, rate, point), velocity, rtol=1e-13, atol=1e-13)
             np.testing.assert_allclose(point_force(block, point, force), generalised, rtol=1e-13, atol=1e-13)
+
+
+def test_gravity_and_gyroscopic_forces_of_all_bodies_at_once():
+    """Gravity's m g rows are −∂V/∂q; the stacked gyroscopic forces are each body's own, planar and spatial."""
+    rng = np.random.default_rng(7)
+    spatial = [SpatialBody(1.0 + k, INERTIA * (1.0 + 0.5 * k)) for k in range(3)]
+    q, v = random_spatial_state(rng, 3)
+    planar, xy = [PlanarBody(2.0, 0.5), PlanarBody(3.0, 0.25)], jnp.asarray(rng.standard_normal(6))
+    for bodies, g, coordinates, rates in ((spatial, (0.3, -0.2, -G), q, v), (planar, (0.0, -G), xy, xy)):
+        gravity, rows = Gravity(g), coordinates.reshape(len(bodies), -1)
+        np.testing.assert_allclose(gravity(bodies, rows, None, 0.0),
+                                   -jax.grad(lambda r: gravity.potential_energy(bodies, r))(rows), rtol=1e-15)
+        np.testing.assert_allclose(
+            gyroscopic_forces(bodies, rows, rates.reshape(rows.shape)),
+            jnp.stack([b.gyroscopic_force(qi, vi) for b, qi, vi in zip(bodies, rows, rates.reshape(rows.shape))]),
+            rtol=1e-14, atol=1e-14)
