@@ -1,7 +1,10 @@
 """Benchmark: the four-ball break with cushions, its forward-mode gradient and a vmapped batch (issue 11 §4).
 
-    python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 3] [--max-events 1500]
+    python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 1500]
                                         [--check-duration 0.15] [--check-rtol 1e-8] [--repeats 1]
+
+(With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
+two calls of the batch; the default 1-s batch is shorter.)
 
 The cue ball and the first three balls of the rack on the full table
 (``billiard.table_model(p, balls=4)``, six cushions, six pockets), the cue
@@ -30,7 +33,7 @@ of times from this one process. Measured:
    tolerances and at rtol = ``--check-rtol`` (atol = 1e-3 rtol). Same compiled
    functions as 1 and 2 (duration and tolerances are traced arguments).
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
-   k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (the state built
+   k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
    single runs (the forward run of 1 at ``--batch-duration``), steps per
    member. Under ``vmap`` the ``lax.cond`` that skips a finished segment
@@ -74,13 +77,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=3.0, help="simulated time of 1 and 2 (s)")
     parser.add_argument("--batch", type=int, default=64, help="breaks in the vmapped batch")
-    parser.add_argument("--batch-duration", type=float, default=None, help="simulated time of each (s; default --duration)")
+    parser.add_argument("--batch-duration", type=float, default=1.0, help="simulated time of each member (s)")
     parser.add_argument("--max-events", type=int, default=1500, help="simulate's max_events")
     parser.add_argument("--check-duration", type=float, default=0.15, help="simulated time of the check (s)")
     parser.add_argument("--check-rtol", type=float, default=1e-8, help="the check's tight rtol")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
     args = parser.parse_args()
-    batch_duration = args.duration if args.batch_duration is None else args.batch_duration
+    batch_duration = args.batch_duration
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
     rtol = table.TOLERANCES["rtol"]
