@@ -45,6 +45,7 @@ def test_forward_mode_derivative_wrt_restitution_matches_central_differences(for
     assert grad == pytest.approx(fd, rel=1e-4)  # observed −0.10209 against −0.10210
 
 
+@pytest.mark.slow  # about 40 s: compiles the single and the vmapped run
 def test_vmap_over_the_cue_speed_matches_single_runs(forward):
     speeds = jnp.array([SPEED, 1.5 * SPEED])
     batched = np.asarray(jax.jit(jax.vmap(lambda v: _cue_x(P.ball_restitution, v)))(speeds))
