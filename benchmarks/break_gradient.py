@@ -126,7 +126,8 @@ def main():
     jacobian, steps = (np.asarray(x) for x in last["gradient"])
     print(f"\n2. gradient (jacfwd, diffrax.ForwardMode) of the cue ball's final (x, y) w.r.t. "
           f"(ball–ball e, cloth μ), {args.duration:g} s: compile ≈ {first - gradient_time:.1f} s, "
-          f"run {gradient_time:.3f} s ({int(steps)} steps); gradient / forward run time {gradient_time / forward_time:.2f}×")
+          f"run {gradient_time:.3f} s ({int(steps)} steps); "
+          f"gradient / forward run time {gradient_time / forward_time:.2f}×")
     print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
 
     t = args.check_duration
