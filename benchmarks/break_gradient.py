@@ -1,0 +1,181 @@
+"""Benchmark: the four-ball break with cushions, its forward-mode gradient and a vmapped batch (issue 11 §4).
+
+    python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 1500]
+                                        [--check-duration 0.15] [--check-rtol 1e-8] [--repeats 1]
+
+(With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
+two calls of the batch; the default 1-s batch is shorter.)
+
+The cue ball and the first three balls of the rack on the full table
+(``billiard.table_model(p, balls=4)``, six cushions, six pockets), the cue
+ball sliding at 10.729 m/s (``billiard.break_state(p, balls=4, speed)``),
+with the settings of ``diffimpact.reproduce.table.integrate`` (Lagrange
+multipliers, rtol = 1e-3, atol = 1e-6, ``MAX_STEPS``, near distance 5 mm)
+and ``--max-events`` (the segments of the run: events and turning points);
+saved at the start and the end only. Compile and run are timed apart
+(``_timing.timed``: compile = first call − best later call); the ratios are
+of times from this one process. Measured:
+
+1. **forward**: one run of ``--duration`` s: compile, run, accepted steps,
+   segments, contact events (onsets and separations).
+2. **gradient**: ``jax.jacfwd`` (``simulate(..., adjoint=diffrax.ForwardMode())``)
+   of the cue ball's final (x, y) with respect to the ball–ball restitution
+   and the cloth's friction coefficient (``Parameters.ball_restitution``,
+   ``Parameters.cloth_friction``; the model is built from them inside the
+   differentiated function). The cue ball: its x depends on both (the
+   restitution sets the speed it keeps after the head-on hit, the cloth the
+   topspin it gains before it and how soon it rolls after), and its y must
+   stay 0 by the mirror symmetry of the shot, so its y row must be 0.
+   Compile, run, and the ratio gradient run / forward run (issue 11's goal: ≤ 5×).
+3. **check** of the gradient against central differences (relative steps
+   1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
+   first collisions, before the motion is chaotic), at the benchmark's
+   tolerances and at rtol = ``--check-rtol`` (atol = 1e-3 rtol). Same compiled
+   functions as 1 and 2 (duration and tolerances are traced arguments).
+4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
+   k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
+   inside the vmapped function): compile, run, runs per second against
+   single runs (the forward run of 1 at ``--batch-duration``), steps per
+   member. Under ``vmap`` the ``lax.cond`` that skips a finished segment
+   becomes a select: every member runs all ``max_events + 1`` segments'
+   solves, and each segment's solve loops until its slowest member is done.
+"""
+
+import argparse
+import dataclasses
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from _timing import timed
+from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+BALLS = 4
+SPEED = 10.729
+#: Relative steps of the central differences.
+STEPS = (1e-3, 1e-4)
+
+
+def _run(theta, speed, duration, rtol, max_events, adjoint=None):
+    """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory."""
+    p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1])
+    model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
+    return simulate(model, state, jnp.stack([0.0, duration]), LagrangeMultipliers(), rtol=rtol, atol=1e-3 * rtol,
+                    max_steps=table.MAX_STEPS, max_events=max_events, near_distance=table.NEAR_DISTANCE,
+                    adjoint=adjoint)
+
+
+def _cue_xy(run):
+    return run.q[-1, :2]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=3.0, help="simulated time of 1 and 2 (s)")
+    parser.add_argument("--batch", type=int, default=64, help="breaks in the vmapped batch")
+    parser.add_argument("--batch-duration", type=float, default=1.0, help="simulated time of each member (s)")
+    parser.add_argument("--max-events", type=int, default=1500, help="simulate's max_events")
+    parser.add_argument("--check-duration", type=float, default=0.15, help="simulated time of the check (s)")
+    parser.add_argument("--check-rtol", type=float, default=1e-8, help="the check's tight rtol")
+    parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
+    args = parser.parse_args()
+    batch_duration = args.batch_duration
+    p = billiard.Parameters()
+    theta = jnp.array([p.ball_restitution, p.cloth_friction])
+    rtol = table.TOLERANCES["rtol"]
+    events = args.max_events
+
+    forward = jax.jit(lambda th, speed, t, tol: _run(th, speed, t, tol, events))
+
+    @jax.jit
+    def gradient(th, t, tol):
+        def cue(x):
+            run = _run(x, SPEED, t, tol, events, diffrax.ForwardMode())
+            return _cue_xy(run), run.steps
+
+        return jax.jacfwd(cue, has_aux=True)(th)
+
+    print(f"the four-ball break on the table with cushions, {SPEED} m/s; reproduce break's settings "
+          f"(rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, near distance {table.NEAR_DISTANCE:g} m), "
+          f"max_events {events}")
+
+    last = {}
+
+    def single(t):
+        def call():
+            last["run"] = forward(theta, SPEED, t, rtol)
+            return last["run"].q
+        first, best = timed(call, repeats=args.repeats)
+        return first, best, last["run"]
+
+    first, forward_time, run = single(args.duration)
+    xy = np.asarray(_cue_xy(run))
+    print(f"\n1. forward, {args.duration:g} s: compile ≈ {first - forward_time:.1f} s, run {forward_time:.3f} s, "
+          f"{int(run.steps)} steps, {int(run.segments)} segments, {int(run.events.count)} contact events; "
+          f"cue ball ends at ({xy[0]:.4f}, {xy[1]:.4f}) m")
+
+    def grad_call():
+        last["gradient"] = gradient(theta, args.duration, rtol)
+        return last["gradient"]
+
+    first, gradient_time = timed(grad_call, repeats=args.repeats)
+    jacobian, steps = (np.asarray(x) for x in last["gradient"])
+    print(f"\n2. gradient (jacfwd, diffrax.ForwardMode) of the cue ball's final (x, y) w.r.t. "
+          f"(ball–ball e, cloth μ), {args.duration:g} s: compile ≈ {first - gradient_time:.1f} s, "
+          f"run {gradient_time:.3f} s ({int(steps)} steps); "
+          f"gradient / forward run time {gradient_time / forward_time:.2f}×")
+    print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
+
+    t = args.check_duration
+    print(f"\n3. check against central differences, {t:g} s (forward mode; central differences at relative steps "
+          f"{', '.join(f'{h:g}' for h in STEPS)})")
+    for tol in (rtol, args.check_rtol):
+        jacobian = np.asarray(gradient(theta, t, tol)[0])
+        columns = []
+        for h in STEPS:
+            columns.append(np.stack([
+                (np.asarray(_cue_xy(forward(theta + d, SPEED, t, tol)))
+                 - np.asarray(_cue_xy(forward(theta - d, SPEED, t, tol)))) / (2 * d[k])
+                for k, d in enumerate(np.diag(h * np.asarray(theta)))], axis=1))
+        print(f"   rtol {tol:g}: forward mode dx/d(e, μ) = {np.array2string(jacobian[0], precision=5)}, "
+              f"dy/d(e, μ) = {np.array2string(jacobian[1], precision=3)}")
+        for h, fd in zip(STEPS, columns):
+            error = np.abs(jacobian[0] - fd[0]) / np.abs(fd[0])
+            print(f"      central differences, step {h:g}: dx/d(e, μ) = {np.array2string(fd[0], precision=5)}; "
+                  f"relative difference {np.array2string(error, formatter={'float_kind': lambda v: f'{v:.1e}'})}")
+
+    if args.batch < 1:
+        return
+    speeds = SPEED * (1 + 1e-3 * jnp.arange(args.batch))
+    batched = jax.jit(jax.vmap(lambda speed: _run(theta, speed, batch_duration, rtol, events)))
+    if batch_duration != args.duration:
+        first, single_time, run = single(batch_duration)
+        print(f"\n   forward, {batch_duration:g} s: run {single_time:.3f} s, {int(run.steps)} steps, "
+              f"{int(run.segments)} segments")
+    else:
+        single_time = forward_time
+
+    def batch_call():
+        last["batch"] = batched(speeds)
+        return last["batch"].q
+
+    first, batch_time = timed(batch_call, repeats=args.repeats)
+    runs = last["batch"]
+    steps, segments = np.asarray(runs.steps), np.asarray(runs.segments)
+    print(f"\n4. vmap of {args.batch} breaks, cue speed {SPEED} (1 + 1e-3 k) m/s, {batch_duration:g} s each: "
+          f"compile ≈ {first - batch_time:.1f} s, run {batch_time:.3f} s")
+    print(f"   {args.batch / batch_time:.3f} runs/s against {1 / single_time:.3f} runs/s single: "
+          f"throughput {args.batch * single_time / batch_time:.2f}× ({args.batch} single runs ≈ "
+          f"{args.batch * single_time:.1f} s)")
+    print(f"   per member: steps {steps.min()}–{steps.max()} (mean {steps.mean():.0f}), segments "
+          f"{segments.min()}–{segments.max()}; every member runs the {events + 1} segment solves of the scan")
+    same = np.asarray(runs.q[0]) - np.asarray(forward(theta, speeds[0], batch_duration, rtol).q)
+    print(f"   member 0 against its single run: largest difference of q {np.abs(same).max():.2e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Forward-mode derivatives and vmap through a ball–ball collision on the cloth (``billiard.cut_shot``, head-on).
+
+The cue ball slides without spin into the object ball (e = 0.93, Alciatore's
+ball–ball friction, the cloth's Ambrósio friction) and is followed 0.2 s
+past the collision, at the shots' tight tolerances (rtol = 1e-8). At the
+break's rtol = 1e-3 the same derivative came out −2e25 m against −0.19 m by
+central differences: forward-mode derivatives through these regularised
+frictions need tight tolerances (``benchmarks/break_gradient.py``, docs/RESULTS.md).
+"""
+
+import dataclasses
+
+import diffrax
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffimpact.contact import Alciatore
+from diffimpact.scenes import billiard
+
+P = billiard.Parameters()
+SPEED, CUE_X, DURATION = 2.0, -0.1, 0.2
+
+
+def _cue_x(restitution, speed, adjoint=None):
+    """The cue ball's final x (m) of the head-on shot with ball–ball ``restitution``."""
+    p = dataclasses.replace(P, ball_restitution=restitution)
+    run = billiard.cut_shot(p, Alciatore(), speed, 0.0, CUE_X, 0.0, False, DURATION, adjoint=adjoint)
+    return run.q[-1, 0]
+
+
+@pytest.fixture(scope="module")
+def forward():
+    return jax.jit(_cue_x)
+
+
+@pytest.mark.slow  # about 1.5 min on 2 cores, most of it compiling the forward-mode derivative
+def test_forward_mode_derivative_wrt_restitution_matches_central_differences(forward, central_difference):
+    derivative = jax.jit(lambda e: jax.jvp(lambda x: _cue_x(x, SPEED, diffrax.ForwardMode()), (e,), (1.0,))[1])
+    grad = float(derivative(P.ball_restitution))
+    fd = central_difference(lambda e: forward(e, SPEED), [P.ball_restitution], 0, relative_step=1e-4)
+    # A harder hit leaves the cue ball less of its speed, so it ends further back.
+    assert grad < 0
+    assert grad == pytest.approx(fd, rel=1e-4)  # observed −0.10209 against −0.10210
+
+
+@pytest.mark.slow  # about 40 s: compiles the single and the vmapped run
+def test_vmap_over_the_cue_speed_matches_single_runs(forward):
+    speeds = jnp.array([SPEED, 1.5 * SPEED])
+    batched = np.asarray(jax.jit(jax.vmap(lambda v: _cue_x(P.ball_restitution, v)))(speeds))
+    single = np.array([float(forward(P.ball_restitution, v)) for v in speeds])
+    assert batched[1] > batched[0]  # a faster cue ball follows further
+    np.testing.assert_allclose(batched, single, rtol=0, atol=1e-9)
