@@ -1,12 +1,15 @@
 """Events at scale: the 16-ball break with every open gap's turning points watched, and with ``near_distance``.
 
 Both runs in one process, with ``reproduce break``'s settings otherwise
-(``diffimpact.reproduce.table``: Lagrange multipliers, rtol = 1e-3,
-atol = 1e-6, saves every 2 ms). For each: compile and run time apart
-(``_timing.timed``), accepted steps, integration segments, and the contact
-events by family. ``--cloth-damping`` sets the cloth's damping ratio
+(``diffimpact.reproduce.table``: ``table.FORMULATION``, Baumgarte at α = β =
+20, rtol = 1e-3, atol = 1e-6, saves every 2 ms). For each: compile and run
+time apart (``_timing.timed``), accepted steps, integration segments, the
+contact events by family, the largest rise of the energy above its earlier
+maximum and the largest drift of the balls' Euler parameters, max | |p| − 1 |.
+``--cloth-damping`` sets the cloth's damping ratio
 (``billiard.Parameters.cloth_damping_ratio``; 0 is the paper's undamped
-Hertz cloth).
+Hertz cloth); ``--formulation lagrange`` runs the Lagrange multipliers
+instead (their drift: ``diffimpact.reproduce.table``'s docstring).
 
     python benchmarks/break_events.py --duration 4 --repeats 1
 """
@@ -27,16 +30,20 @@ def main():
     parser.add_argument("--near", type=float, default=table.NEAR_DISTANCE, help="near distance d_n (m)")
     parser.add_argument("--cloth-damping", type=float, default=0.0, help="the cloth's damping ratio")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
+    parser.add_argument("--formulation", choices=("table", "lagrange"), default="table",
+                        help="table.FORMULATION (Baumgarte, α = β = 20) or the Lagrange multipliers")
     args = parser.parse_args()
+    formulation = table.FORMULATION if args.formulation == "table" else LagrangeMultipliers()
     p = billiard.Parameters(cloth_damping_ratio=args.cloth_damping)
     model, state, times = billiard.table_model(p), billiard.break_state(p), table.save_times(args.duration)
-    print(f"16-ball break, {args.duration:g} s, cloth damping ratio {args.cloth_damping:g}")
+    print(f"16-ball break, {args.duration:g} s, cloth damping ratio {args.cloth_damping:g}, "
+          f"{type(formulation).__name__}")
     print(f"{'near distance':>14} {'compile (s)':>11} {'run (s)':>8} {'steps':>7} {'segments':>8} {'events':>6}  "
-          "cloth / ball–ball / ball–cushion onsets")
+          "cloth / ball–ball / ball–cushion onsets  energy rise (J)  max | |p| − 1 |")
     runs, last = {}, {}
     for near in (None, args.near):
         def run():
-            last["run"] = simulate(model, state, times, LagrangeMultipliers(), max_events=table.MAX_EVENTS,
+            last["run"] = simulate(model, state, times, formulation, max_events=table.MAX_EVENTS,
                                    max_steps=table.MAX_STEPS, near_distance=near, **table.TOLERANCES)
             return last["run"].q
 
@@ -46,9 +53,12 @@ def main():
         count = int(events.count)
         family, onset = np.asarray(events.contact[:count]), np.asarray(events.onset[:count])
         onsets = " / ".join(str(int(np.sum((family == k) & onset))) for k in (1, 2, 3))
+        energy = np.asarray(trajectory.energy)
+        rise = np.max(energy[1:] - np.maximum.accumulate(energy)[:-1])
+        drift = np.abs(np.linalg.norm(np.asarray(trajectory.q).reshape(len(times), -1, 7)[:, :, 3:], axis=2) - 1).max()
         label = "all gaps" if near is None else f"{near:g} m"
         print(f"{label:>14} {first - best:11.1f} {best:8.2f} {int(trajectory.steps):7d} {int(trajectory.segments):8d} "
-              f"{count:6d}  {onsets}")
+              f"{count:6d}  {onsets:>39}  {max(rise, 0.0):15.2e}  {drift:.2e}")
         runs[label] = best
     (a, ta), (b, tb) = runs.items()
     print(f"run time {b} / {a}: {tb / ta:.2f}")

@@ -3,9 +3,9 @@
 The break of ``billiard.table_model`` (a WPA 9-ft table, six cushions, six
 pockets, the cue ball and the 15-ball rack with α = 2.1325735e-4 m; the
 materials and laws of the ``formulations`` study) from ``break_state``
-(10.729 m/s along +x), integrated with contact events (Lagrange
-multipliers, rtol = 1e-3, atol = 1e-6: Matlab's defaults, as in that
-study). Writes
+(10.729 m/s along +x), integrated with contact events (``FORMULATION``:
+Baumgarte's stabilisation at α = β = 20 1/s; rtol = 1e-3, atol = 1e-6:
+Matlab's defaults, as in that study). Writes
 
 * ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
 * ``break-events.csv``: every contact onset and separation (time, force,
@@ -16,7 +16,21 @@ study). Writes
 The rack is mirror-symmetric about the aim line y = 0 and the shot is along
 it, so the motion must stay mirror-symmetric: the summary reports the largest
 mirror error, max over balls and times of |x_k − x_k'| + |y_k + y_k'| with k'
-the mirror ball of k. ``quick``: 0.3 s instead of 4 s.
+the mirror ball of k, and the largest drift of the balls' Euler parameters
+off unit length, max | |p| − 1 |. ``quick``: 0.3 s instead of 4 s.
+
+Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
+these tolerances: the solver's error in ṗ along p (an allowed 1e-3 of |ṗ| ≈
+ω/2, some 100 1/s for a rolling ball) is never corrected by the Lagrange
+multipliers, so |p| is 3 % off unit length 0.3 s into the break and up to
+2.9 times it by 4 s (``python benchmarks/break_events.py --formulation
+lagrange --duration 0.3``, ``--duration 4``). The orientation matrix
+normalises p, but the inertia in M = 4 Gᵀ J' G grows as |p|⁴, so the spins
+answer the contact torques wrongly, and the 4-s run with the near distance
+went unstable (the energy rose 2.7e4 J above its start; every ball fell
+through the cloth after 1.24 s). Baumgarte's feedback at α = β = 20 (the top
+of the range the paper cites, §2.3) holds the drift to 2 % over the 4 s, the
+energy only falling (the same benchmark without ``--formulation``).
 """
 
 from pathlib import Path
@@ -28,7 +42,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: E402
 
-from diffimpact.multibody import LagrangeMultipliers, simulate  # noqa: E402
+from diffimpact.multibody import Baumgarte, simulate  # noqa: E402
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_events  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
 
@@ -38,6 +52,8 @@ TOLERANCES = dict(rtol=1e-3, atol=1e-6)
 MAX_EVENTS, QUICK_MAX_EVENTS = 16000, 400
 #: ``simulate``'s near distance d_n (m): only gaps below it end segments at their turning points.
 NEAR_DISTANCE = 5e-3
+#: The table's formulation (module docstring: Baumgarte's feedback keeps the balls' Euler parameters near unit length).
+FORMULATION = Baumgarte(alpha=20.0, beta=20.0)
 #: Solver steps allowed in the run.
 MAX_STEPS = 10_000_000
 #: Interval between save times (s).
@@ -105,12 +121,12 @@ def save_times(duration):
 def integrate(model, state, times, max_events, formulation=None, max_step=None):
     """``simulate`` with the table's settings: ``TOLERANCES``, ``MAX_STEPS`` and ``NEAR_DISTANCE``.
 
-    ``formulation``: default Lagrange multipliers; ``max_step``: the largest
+    ``formulation``: default ``FORMULATION``; ``max_step``: the largest
     adaptive step (s), default none (the ``formulations`` study sets the
     paper's default time steps). ``max_step`` is traced, so runs that differ
     only in it, in ``state`` or in the values of ``times`` share one compilation.
     """
-    formulation = LagrangeMultipliers() if formulation is None else formulation
+    formulation = FORMULATION if formulation is None else formulation
     return simulate(model, state, times, formulation, max_events=max_events, max_steps=MAX_STEPS,
                     near_distance=NEAR_DISTANCE, max_step=max_step, **TOLERANCES)
 
@@ -123,7 +139,7 @@ def run(out, quick=False):
     times = save_times(duration)
     model, state = billiard.table_model(p), billiard.break_state(p)
     if not quick:
-        print(f"integrating {duration:g} s of the break (about 1.5 min on 2 cores, half a minute of it compiling) ...", flush=True)
+        print(f"integrating {duration:g} s of the break (about half a minute on 2 cores) ...", flush=True)
     trajectory = integrate(model, state, times, QUICK_MAX_EVENTS if quick else MAX_EVENTS)
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
     centres = q[:, :, :3]
@@ -138,6 +154,9 @@ def run(out, quick=False):
     write_events(out / "break-events.csv", events)
     partner = mirror_partners(p)
     mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
+    drift = np.abs(np.linalg.norm(q[:, :, 3:], axis=2) - 1.0).max()
+    energy = columns["energy_J"]
+    rise = np.max(energy[1:] - np.maximum.accumulate(energy)[:-1])
     dropped = billiard.pocketed(p, trajectory)
     _plot(p, columns["t_s"], centres, columns["energy_J"], dropped, out / "break.png")
 
@@ -145,10 +164,12 @@ def run(out, quick=False):
     cushion = sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == 3 and bool(o))
     lines = [
         f"Gismeros Moreno et al. 2022: the 16-ball break on the full table, {duration:g} s at 10.729 m/s "
-        f"(rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
+        f"(Baumgarte α = β = {float(FORMULATION.alpha):g}, rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
         f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
         f"({ball_ball} ball–ball and {cushion} ball–cushion onsets)",
-        f"  energy {columns['energy_J'][0]:.4f} J at the shot, {columns['energy_J'][-1]:.4f} J at the end",
+        f"  energy {energy[0]:.4f} J at the shot, {energy[-1]:.4f} J at the end; largest rise above its earlier "
+        f"maximum {max(rise, 0.0):.2e} J",
+        f"  largest drift of the Euler parameters, max | |p| − 1 |: {drift:.2e}",
         f"  largest mirror error about y = 0: {mirror.max():.2e} m",
         "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
                           if dropped else "none"),
