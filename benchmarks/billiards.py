@@ -17,7 +17,7 @@ at 10.729 m/s along +x (``break_state``), ``duration`` seconds of it.
   run is then repeated, recording every step, for the checks.
 * **Ours**: ``billiard.table_model`` + ``break_state`` through
   ``simulate`` with the settings of ``diffimpact reproduce break``
-  (``diffimpact.reproduce.table.integrate``: Lagrange multipliers, rtol =
+  (``diffimpact.reproduce.table.integrate``: ``table.FORMULATION``, rtol =
   1e-3, atol = 1e-6, saves every 2 ms, its event budget for 4 s, or for
   the quick 0.3 s when ``duration`` ≤ 0.3 s); compile and run apart as in
   ``_timing.timed`` (compile = first call − best later call).
