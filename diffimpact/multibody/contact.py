@@ -446,9 +446,12 @@ class Cushion(Geometry):
         """C − P* (3-vector) from the nearest point of the nose to the sphere's centre."""
         centre = _centre(pose_j, self.centre)
         start, end = self.vertices[:-1], self.vertices[1:]
-        along = end - start
-        fraction = jnp.clip(dot(centre[:2] - start, along) / dot(along, along), 0.0, 1.0)
-        horizontal = centre[:2] - (start + fraction[:, None] * along)
+        # measured from each segment's middle, so that a segment given end first, or mirrored, gives the same
+        # bits: (start + end)/2, end − start = −(start − end) and the products are exact under a sign change,
+        # so the mirror-image cushions of the table keep a mirror-symmetric break mirror-symmetric
+        middle, along = (start + end) / 2, end - start
+        fraction = jnp.clip(dot(centre[:2] - middle, along) / dot(along, along), -0.5, 0.5)
+        horizontal = centre[:2] - (middle + fraction[:, None] * along)
         # the first nearest segment, picked segment by segment: a chain of selections XLA fuses
         squared = dot(horizontal, horizontal)
         nearest, least = horizontal[0], squared[0]
