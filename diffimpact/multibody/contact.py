@@ -845,8 +845,9 @@ class Contact(Force):
     def each(self, member, q, v=None, *arrays):
         """``member(contact, pose_i, pose_j, rate_i, rate_j, *rows)`` for every contact, vmapped.
 
-        ``q``, ``v``: per-body tuples of coordinates and velocities (``None``:
-        zero velocities); ``arrays``: (count, ...) arrays whose rows go with
+        ``q``, ``v``: the bodies' coordinates and velocities, one row per body
+        (``Model.split``; a tuple of blocks is stacked; ``v`` ``None``: zero
+        velocities); ``arrays``: (count, ...) arrays whose rows go with
         the contacts. ``member`` sees one contact (its arrays without the
         contact axis) and its two bodies' blocks.
         """
