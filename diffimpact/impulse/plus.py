@@ -98,9 +98,12 @@ Energy
 The paper lists the conservation of energy among PLUS's principles, but
 Poisson's hypothesis with friction does not bound the energy in general:
 prescribed expansion impulses of coupled points in impending slip can raise
-the normal velocities more than compression lowered them. Tests check that
-energy never grows on random systems of three points with μ ≤ 0.5 (and
-single points with μ ≤ 1.5 in a scan), and keep a counterexample at μ = 0.7.
+the normal velocities more than compression lowered them. Redundant points
+(W singular) can gain energy even without friction: three frictionless
+points at e = 1 on five freedoms gain 1.56 (a test keeps it). Tests check
+that energy never grows on random systems of three independent points with
+μ ≤ 0.5 (and single points with μ ≤ 1.5 in a scan), and keep a
+counterexample at μ = 0.7.
 
 Differentiability
 -----------------
