@@ -209,11 +209,6 @@ def run_mujoco(p, duration, integrator, timestep=TIMESTEP):
     return compile_time, run_time, steps, centres, energies
 
 
-def largest_rise(energies):
-    """Largest rise of ``energies`` above their earlier maximum (J), 0 if they never rise above it."""
-    return max(float((energies[1:] - np.maximum.accumulate(energies)[:-1]).max()), 0.0)
-
-
 def check(p, centres, energies):
     """Lines of the physical checks of a MuJoCo run (``centres`` and kinetic + gravitational ``energies`` per step).
 
@@ -221,7 +216,7 @@ def check(p, centres, energies):
     above its earlier maximum. A ball leaves the table if its centre passes a wall (its edge may press into the
     wall by the contact's compliance); it passes through another if two centres come closer than R.
     """
-    rise = largest_rise(energies)
+    rise = reproduction.energy_rise(energies)
     rack = centres[:, 1:, :2]
     spread = np.linalg.norm(rack - rack.mean(axis=1, keepdims=True), axis=2).mean(axis=1)
     limits = np.array([p.table_length, p.table_width]) / 2
@@ -297,7 +292,7 @@ def main():
           f"events (max_events {max_events}), {1e6 * run_time / steps:.1f} µs/step")
     print(f"  energy {energy_ours[0]:.4f} J → {energy_ours[-1]:.4f} J (saved every "
           f"{reproduction.SAVE_INTERVAL * 1e3:g} ms; largest rise above its earlier maximum "
-          f"{largest_rise(energy_ours):.2e} J); pocketed: "
+          f"{reproduction.energy_rise(energy_ours):.2e} J); pocketed: "
           + (", ".join(ball for _, ball, _ in dropped) or "none"))
     print("\nratios ours / MuJoCo (same run):")
     for integrator, (mj_compile, mj_run, mj_steps) in rows.items():

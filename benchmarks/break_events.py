@@ -53,12 +53,10 @@ def main():
         count = int(events.count)
         family, onset = np.asarray(events.contact[:count]), np.asarray(events.onset[:count])
         onsets = " / ".join(str(int(np.sum((family == k) & onset))) for k in (1, 2, 3))
-        energy = np.asarray(trajectory.energy)
-        rise = np.max(energy[1:] - np.maximum.accumulate(energy)[:-1])
-        drift = np.abs(np.linalg.norm(np.asarray(trajectory.q).reshape(len(times), -1, 7)[:, :, 3:], axis=2) - 1).max()
         label = "all gaps" if near is None else f"{near:g} m"
         print(f"{label:>14} {first - best:11.1f} {best:8.2f} {int(trajectory.steps):7d} {int(trajectory.segments):8d} "
-              f"{count:6d}  {onsets:>39}  {max(rise, 0.0):15.2e}  {drift:.2e}")
+              f"{count:6d}  {onsets:>39}  {table.energy_rise(trajectory.energy):15.2e}  "
+              f"{table.euler_drift(trajectory.q):.2e}")
         runs[label] = best
     (a, ta), (b, tb) = runs.items()
     print(f"run time {b} / {a}: {tb / ta:.2f}")

@@ -34,7 +34,7 @@ def dot(a, b):
 
 def safe_norm(v, axis=-1):
     """Euclidean norm with gradient 0 (not NaN) at ``v = 0``."""
-    squared = dot(v, v) if axis in (-1, v.ndim - 1) else jnp.sum(v * v, axis=axis)
+    squared = jnp.sum(v * v, axis=axis)
     nonzero = squared > 0
     return jnp.where(nonzero, jnp.sqrt(jnp.where(nonzero, squared, 1.0)), 0.0)
 

@@ -709,19 +709,15 @@ def _separation_function(contact, pose_i, pose_j, rate_i, rate_j):
     return penetration
 
 
-def _relative_velocity(contact, pose_i, pose_j, rate_i, rate_j):
-    """The contact point P and the velocity of body j's material point at P relative to body i's."""
-    point = contact.geometry.point(pose_i, pose_j)
-    return point, point_velocity(pose_j, rate_j, point) - point_velocity(pose_i, rate_i, point)
-
-
 def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
     """The normal n, f_N and the friction force F_t (zero without friction) of one contact, on body j."""
     normal = contact.geometry.normal(pose_i, pose_j)
     normal_force = _normal_force(contact, pose_i, pose_j, rate_i, rate_j)
     if contact.friction is None:
         return normal, normal_force, jnp.zeros_like(normal)
-    _, velocity = _relative_velocity(contact, pose_i, pose_j, rate_i, rate_j)
+    # the velocity of body j's material point at the contact point relative to body i's
+    point = contact.geometry.point(pose_i, pose_j)
+    velocity = point_velocity(pose_j, rate_j, point) - point_velocity(pose_i, rate_i, point)
     return normal, normal_force, contact.friction(normal_force, velocity - dot(velocity, normal) * normal)
 
 

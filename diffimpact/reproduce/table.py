@@ -118,6 +118,18 @@ def save_times(duration):
     return jnp.linspace(0.0, duration, int(round(duration / SAVE_INTERVAL)) + 1)
 
 
+def energy_rise(energy):
+    """Largest rise of ``energy`` (J, over time) above its earlier maximum; 0 if it never rises above it."""
+    energy = np.asarray(energy)
+    return max(float((energy[1:] - np.maximum.accumulate(energy)[:-1]).max()), 0.0)
+
+
+def euler_drift(q):
+    """Largest drift of the balls' Euler parameters off unit length, max | |p| − 1 |, of saved coordinates q."""
+    poses = np.asarray(q).reshape(-1, 7)
+    return float(np.abs(np.linalg.norm(poses[:, 3:], axis=1) - 1.0).max())
+
+
 def integrate(model, state, times, max_events, formulation=None, max_step=None):
     """``simulate`` with the table's settings: ``TOLERANCES``, ``MAX_STEPS`` and ``NEAR_DISTANCE``.
 
@@ -154,9 +166,7 @@ def run(out, quick=False):
     write_events(out / "break-events.csv", events)
     partner = mirror_partners(p)
     mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
-    drift = np.abs(np.linalg.norm(q[:, :, 3:], axis=2) - 1.0).max()
     energy = columns["energy_J"]
-    rise = np.max(energy[1:] - np.maximum.accumulate(energy)[:-1])
     dropped = billiard.pocketed(p, trajectory)
     _plot(p, columns["t_s"], centres, columns["energy_J"], dropped, out / "break.png")
 
@@ -168,8 +178,8 @@ def run(out, quick=False):
         f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
         f"({ball_ball} ball–ball and {cushion} ball–cushion onsets)",
         f"  energy {energy[0]:.4f} J at the shot, {energy[-1]:.4f} J at the end; largest rise above its earlier "
-        f"maximum {max(rise, 0.0):.2e} J",
-        f"  largest drift of the Euler parameters, max | |p| − 1 |: {drift:.2e}",
+        f"maximum {energy_rise(energy):.2e} J",
+        f"  largest drift of the Euler parameters, max | |p| − 1 |: {euler_drift(q):.2e}",
         f"  largest mirror error about y = 0: {mirror.max():.2e} m",
         "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
                           if dropped else "none"),
