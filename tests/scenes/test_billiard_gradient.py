@@ -39,10 +39,15 @@ def forward():
 def test_forward_mode_derivative_wrt_restitution_matches_central_differences(forward, central_difference):
     derivative = jax.jit(lambda e: jax.jvp(lambda x: _cue_x(x, SPEED, diffrax.ForwardMode()), (e,), (1.0,))[1])
     grad = float(derivative(P.ball_restitution))
-    fd = central_difference(lambda e: forward(e, SPEED), [P.ball_restitution], 0, relative_step=1e-4)
+    fd = central_difference(lambda e: forward(e, SPEED), [P.ball_restitution], 0, relative_step=1e-3)
     # A harder hit leaves the cue ball less of its speed, so it ends further back.
     assert grad < 0
-    assert grad == pytest.approx(fd, rel=1e-4)  # observed −0.10209 against −0.10210
+    # The bound is the methods' own: the differences' noise is the solves' error (about 2e-9 m at rtol = 1e-8,
+    # from how they scatter at small steps) over 2h = 1.9e-3, about 1e-5 relative, and the differences at
+    # relative steps 5e-4 to 2e-3 agree to 5e-5; the tangent itself is not error-controlled and sits 1.6e-4 to
+    # 2e-4 from their Richardson extrapolation. 1e-3 still refutes a wrong derivative: at the break's
+    # rtol = 1e-3 it comes out 1e25 times too large.
+    assert grad == pytest.approx(fd, rel=1e-3)
 
 
 @pytest.mark.slow  # about 40 s: compiles the single and the vmapped run
@@ -51,4 +56,6 @@ def test_vmap_over_the_cue_speed_matches_single_runs(forward):
     batched = np.asarray(jax.jit(jax.vmap(lambda v: _cue_x(P.ball_restitution, v)))(speeds))
     single = np.array([float(forward(P.ball_restitution, v)) for v in speeds])
     assert batched[1] > batched[0]  # a faster cue ball follows further
-    np.testing.assert_allclose(batched, single, rtol=0, atol=1e-9)
+    # the same solves to rtol = 1e-8 (|x| ≈ 0.05 m): the programs may differ in round-off and so in their steps,
+    # and then by the solves' error, about 2e-9 m (the scatter of nearby solves); the bound allows 5 times that
+    np.testing.assert_allclose(batched, single, rtol=0, atol=1e-8)
