@@ -1,0 +1,88 @@
+"""Where one evaluation of the 16-ball table's accelerations goes: its parts, timed, and its fused loops.
+
+Each part is timed inside a compiled loop of ``--evaluations`` (no dispatch), with the model's float
+parameters as arguments of the compiled function, as inside ``simulate`` (its integer body indices are
+constants there too), at a perturbed break state with every ball on the cloth; the best of ``--repeats``
+loops. Also the number of fused loops (XLA's ``fusion`` operations) of one compiled evaluation of the
+accelerations, which on the CPU each cost a call of their own.
+
+    python benchmarks/acceleration_parts.py
+"""
+
+import argparse
+import sys
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact.multibody import LagrangeMultipliers
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+simulation = sys.modules["diffimpact.multibody.simulate"]
+
+
+def per_evaluation(part, params, static, q, v, evaluations, repeats):
+    """Best time (s) of one ``part(model, q, v)`` over ``repeats`` compiled loops of ``evaluations``."""
+    @jax.jit
+    def loop(params, q, v):
+        def body(i, total):
+            model = eqx.combine(params, static)
+            out = part(model, q + 1e-30 * total, v + 1e-30 * total)
+            return total + 1e-30 * jnp.sum(jnp.asarray(jax.tree.leaves(out)[0]))
+        return jax.lax.fori_loop(0, evaluations, body, 0.0)
+
+    loop(params, q, v).block_until_ready()
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        loop(params, q, v).block_until_ready()
+        best = min(best, time.perf_counter() - start)
+    return best / evaluations
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--evaluations", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    p = billiard.Parameters()
+    model, state = billiard.table_model(p), billiard.break_state(p)
+    model = eqx.tree_at(lambda m: m.forces[1].engaged, model, jnp.ones(16))  # resting on the cloth, as in the run
+    rng = np.random.default_rng(0)
+    q = state.q + 1e-4 * rng.standard_normal(state.q.shape)
+    v = state.v + rng.standard_normal(state.v.shape)
+    params, static = eqx.partition(model, eqx.is_inexact_array)
+    t = state.t
+    formulation = LagrangeMultipliers()
+    families = simulation._contact_indices(model)
+    zeros = tuple(jnp.zeros(model.forces[k].count) for k in families)
+    status = tuple(jnp.zeros(model.forces[k].count, int) for k in families)
+
+    def args_of(m):  # the segment's args of simulate: statuses, rest speed, the break's near distance
+        return (m, status, zeros, zeros, 1e-8, table.NEAR_DISTANCE)
+
+    parts = {
+        "accelerations": lambda m, q, v: formulation.acceleration(m, q, v, t),
+        "  generalised forces": lambda m, q, v: m.generalized_force(q, v, t),
+        "    cloth (16)": lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)),
+        "    ball pairs (120)": lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)),
+        "    ball–cushion (96)": lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)),
+        "event function": lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m)),
+        "near distance's step bound": lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m)),
+    }
+    print(f"16-ball table, one evaluation (best of {args.repeats} compiled loops of {args.evaluations})")
+    for name, part in parts.items():
+        seconds = per_evaluation(part, params, static, q, v, args.evaluations, args.repeats)
+        print(f"  {name:28s} {1e6 * seconds:8.1f} µs")
+    compiled = jax.jit(lambda params, q, v: formulation.acceleration(eqx.combine(params, static), q, v, t))
+    text = compiled.lower(params, q, v).compile().as_text()
+    entry = text[text.index("ENTRY"):]
+    print(f"  fused loops in one compiled evaluation of the accelerations: {entry.count(' fusion(')}")
+
+
+if __name__ == "__main__":
+    main()
