@@ -2,7 +2,7 @@
 
 Each part is timed inside a compiled loop of ``--evaluations`` (no dispatch), with the model's float
 parameters as arguments of the compiled function, as inside ``simulate`` (its integer body indices are
-constants there too), at a perturbed break state with every ball on the cloth; the best of ``--repeats``
+constants there too), at a perturbed break state with every ball on the cloth (``saddle_point.perturbed_break``); the best of ``--repeats``
 loops. Also the number of fused loops (XLA's ``fusion`` operations) of one compiled evaluation of the
 accelerations, which on the CPU each cost a call of their own.
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from diffimpact.multibody import LagrangeMultipliers
 from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
+from saddle_point import perturbed_break
 
 simulation = sys.modules["diffimpact.multibody.simulate"]
 
@@ -49,12 +49,7 @@ def main():
     parser.add_argument("--evaluations", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    p = billiard.Parameters()
-    model, state = billiard.table_model(p), billiard.break_state(p)
-    model = eqx.tree_at(lambda m: m.forces[1].engaged, model, jnp.ones(16))  # resting on the cloth, as in the run
-    rng = np.random.default_rng(0)
-    q = state.q + 1e-4 * rng.standard_normal(state.q.shape)
-    v = state.v + rng.standard_normal(state.v.shape)
+    model, state, q, v = perturbed_break()
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t = state.t
     formulation = LagrangeMultipliers()
