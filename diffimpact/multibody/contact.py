@@ -122,6 +122,16 @@ class Geometry(eqx.Module):
     def point(self, pose_i, pose_j):
         """Contact point P (m)."""
 
+    def removal(self, pose_i, pose_j):
+        """A function that crosses zero downwards where the contact leaves the scene for good, or ``None``.
+
+        ``simulate`` locates the crossing as an event and drops the contact
+        for the rest of the run: it exerts no force and ends no segment (a
+        ball fallen into a pocket, ``HoledPlane``). ``None`` (the default):
+        the contact stays in play.
+        """
+        return None
+
 
 class CirclePlane(Geometry):
     """Circle (2-D) or sphere (3-D) of radius R on body j against a line or plane on body i.
@@ -237,10 +247,11 @@ class HoledPlane(Geometry):
     zero continuously (the contact events of ``simulate`` locate it: the plane
     lets the sphere go and it falls), and within a rim strip of the width of
     the indentation (micrometres) the force fades out instead of stepping to
-    zero, as on ``SphereFace``'s rim. A sphere that has dropped below the
-    plane and is carried back over it by its own motion would meet the plane
-    from below (a deep penetration): bound the rectangle where the real
-    surface ends, so that it cannot.
+    zero, as on ``SphereFace``'s rim. A sphere that has dropped through a hole
+    and is carried back under the surface by its own motion would meet the
+    plane from below (a deep penetration, up to metres); ``removal`` drops
+    the contact instead, once the centre is off the surface and the sphere
+    reaches the plane (``simulate`` locates it).
 
     Parameters
     ----------
@@ -287,11 +298,26 @@ class HoledPlane(Geometry):
         """δ_p = R − (z_C − h), the gap to the unbounded plane (m)."""
         return self.radius - (_centre(pose_j, self.centre)[2] - self.height)
 
-    def penetration(self, pose_i, pose_j):
+    def surface_margin(self, pose_i, pose_j):
+        """min(m_b, min_k m_k): how far the centre lies within the surface, negative over a hole or off it (m)."""
         centre = _centre(pose_j, self.centre)[:2]
         inside = jnp.minimum(centre - self.bounds[0], self.bounds[1] - centre)
         holes = safe_norm(centre - self.holes, axis=-1) - self.hole_radii
-        return jnp.minimum(self.plane_penetration(pose_i, pose_j), jnp.minimum(jnp.min(inside), jnp.min(holes)))
+        return jnp.minimum(jnp.min(inside), jnp.min(holes))
+
+    def penetration(self, pose_i, pose_j):
+        return jnp.minimum(self.plane_penetration(pose_i, pose_j), self.surface_margin(pose_i, pose_j))
+
+    def removal(self, pose_i, pose_j):
+        """max(−δ_p, m): negative once the centre is off the surface (m < 0) and the sphere reaches the plane.
+
+        The sphere has then dropped through a hole or off the edge: it falls
+        for good (a pocketed ball), so that the plane cannot meet it from
+        below when its own motion carries it back under the surface. A sphere
+        sliding off the surface leaves it at the edge (δ_p > 0: with its
+        separation); one that flies over a hole, when it falls to the plane.
+        """
+        return jnp.maximum(-self.plane_penetration(pose_i, pose_j), self.surface_margin(pose_i, pose_j))
 
     def point(self, pose_i, pose_j):
         depth = self.radius - self.plane_penetration(pose_i, pose_j) / 2

@@ -43,6 +43,13 @@ function has crossed is handled: simultaneous impacts (a symmetric break
 shot) stay simultaneous, and a later crossing in the same step is found in
 the next segment at its own time.
 
+Contacts that leave the scene. A geometry may give a ``removal`` function
+(``HoledPlane``: a ball that has dropped through a pocket's hole); where it
+crosses zero, located as the other functions, the contact is removed for
+good: it exerts no force and ends no more segments, so that a fallen ball
+carried back under the surface by its own motion does not meet the plane
+from below. Removals are not listed in ``Events``.
+
 Contacts at a distance (``near_distance``). A scene of many bodies (the
 pool table's 120 ball pairs) would end a segment at every closest approach
 of every pair. With a near distance d_n, the turning points of an open
@@ -548,8 +555,9 @@ def _select(flag, new, old):
     return eqx.combine(jax.tree.map(choose, arrays, eqx.filter(old, eqx.is_array)), static)
 
 
-# Status of each contact in ``_simulate_events``.
-RECEDING, APPROACHING, CLOSED = 0, 1, 2
+# Status of each contact in ``_simulate_events``: open (receding or approaching), closed, or removed for good
+# (``Geometry.removal``).
+RECEDING, APPROACHING, CLOSED, REMOVED = 0, 1, 2, 3
 
 
 def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t):
@@ -589,13 +597,16 @@ class _EventBisection(optx.Bisection):
 
 
 def _event_values(families, t, y, args):
-    """The two down-crossing event functions of every contact, (contacts, 2), family by family, chosen by status.
+    """The three down-crossing event functions of every contact, (contacts, 3), family by family, chosen by status.
 
     The first: the separation function when closed; ġ + v_r when receding
     (the bodies start to approach); g when approaching (onset). The second:
     v_r − ġ when approaching (the bodies start to recede), else inactive (1).
     With a near distance d_n the turning points (ġ + v_r, v_r − ġ) of contacts
     whose gap is d_n or more are inactive (1).
+    The third: the geometry's ``removal`` function, inactive (1) for
+    geometries without one; all three are inactive once the contact is
+    removed.
     The band 2 v_r between the turning points makes every function positive
     at the start of the segment that follows its status change (ġ ≥ 0 at a
     separation), so none has a root there: a bounce shorter than the first
@@ -611,7 +622,9 @@ def _event_values(families, t, y, args):
         closed_value = _separation_function(contact, pose_i, pose_j, rate_i, rate_j)
         first = jnp.where(status == CLOSED, closed_value, open_value)
         second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0)
-        return jnp.stack([first, second])
+        removal = contact.geometry.removal(pose_i, pose_j)
+        third = 1.0 if removal is None else removal
+        return jnp.where(status == REMOVED, 1.0, jnp.stack([first, second, third]))
 
     return jnp.concatenate(
         [model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
@@ -630,7 +643,7 @@ def _step_bound(families, t, y, args):
     bounds = []
     for k, status_k in zip(families, status):
         penetration, rate = model.forces[k].penetration_rate(q, v)
-        approaching = (status_k != CLOSED) & (rate > 0)
+        approaching = (status_k < CLOSED) & (rate > 0)
         reach = jnp.maximum(-penetration, near_distance)
         bounds.append(jnp.min(jnp.where(approaching, reach / (2.0 * jnp.where(approaching, rate, 1.0)), jnp.inf)))
     return jnp.min(jnp.stack(bounds))
@@ -691,13 +704,15 @@ def _contact_histories(families, t, y, args):
     return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
 
 
-def _apply_events(model, k, status, residual, released, hit, second, q, v, t, rest_speed):
+def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
     Returns ``(model, status, residual, released, v, contact_event, onset)``,
     the last two one flag per contact; ``contact_event`` is False at the
     turning points of an open gap. The onsets of an impulsive family, with
     its other proximal members, are one impact (``impact_velocity``).
+    Members whose ``removed`` (removal function) is due are removed for good
+    (with any event of theirs at the same instant).
     """
     contact = model.forces[k]
     qs, vs = model.split(q), model.split(v)
@@ -724,7 +739,8 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
         # One impact of the proximal members ([Uchida 2015] §3a, Fig. 6): those within the proximity
         # tolerance, always with the members whose onset it is.
         impact = jnp.any(onset)
-        taking_part = onset | (penetration >= -contact.law.proximity)
+        in_play = (status != REMOVED) & ~removed
+        taking_part = (onset | (penetration >= -contact.law.proximity)) & in_play
         v = jax.lax.cond(impact, lambda v: impact_velocity(model, contact, q, v, t, taking_part), lambda v: v, v)
         # After an impulse every member's status follows its gap rate as it then stands, as after a turning
         # point (receding; approaching only from a positive gap): the impulse changes the rates of members
@@ -732,23 +748,24 @@ def _apply_events(model, k, status, residual, released, hit, second, q, v, t, re
         gap_after, rate_after = _open_gaps(contact, qs, model.split(v), t, new_residual, new_released)
         approaching_after = rate_after < -0.5 * rest_speed
         v = eqx.error_if(
-            v, impact & jnp.any(approaching_after & (gap_after <= 0)),
+            v, impact & jnp.any(approaching_after & (gap_after <= 0) & in_play),
             "a RigidImpact's model left a contact touching and approaching (Poisson's law can, where the others' "
             "restitution impulses press a contact that did not compress; an unconverged PLUS impact can): use "
             "a model that resolves it (newton.impact, plus.impact) or a larger rest_speed",
         )
         after = jnp.where(approaching_after, APPROACHING, RECEDING)
         new_status = jnp.where(impact, after, jnp.where(hit, open_status, status))
+        new_status = jnp.where(removed | (status == REMOVED), REMOVED, new_status)
         updated = model
     else:
-        new_status = jnp.where(hit, jnp.where(onset, CLOSED, open_status), status)
+        new_status = jnp.where(removed, REMOVED, jnp.where(hit, jnp.where(onset, CLOSED, open_status), status))
         # a fresh impact sets the law; a return onto the recovering surface keeps it
         fresh = onset & (new_residual <= 0)
         resolved = jax.lax.cond(
             jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t), lambda c: c, contact
         )
         contact = _select(fresh, resolved, contact)
-        engaged = jnp.where(hit, (new_status == CLOSED).astype(float), contact.engaged)
+        engaged = jnp.where(hit | removed, (new_status == CLOSED).astype(float), contact.engaged)
         updated = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
     return (
         updated,
@@ -779,7 +796,12 @@ def _simulate_events(
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
         # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
         # zero, where no down-crossing can be seen, and hide every other contact's event
-        status0.append(jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING)))
+        status = jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING))
+        removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
+        if removal is not None:  # already gone (e.g. a ball that starts under a hole)
+            status = jnp.where(removal <= 0, REMOVED, status)
+            model = eqx.tree_at(lambda m: m.forces[k].engaged, model, jnp.where(removal <= 0, 0.0, closed))
+        status0.append(status)
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
@@ -852,7 +874,7 @@ def _simulate_events(
                 rows = due[slots[f] : slots[f + 1]]
                 hit = rows[:, 0] | rows[:, 1]
                 new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
-                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0],
+                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], rows[:, 2],
                     q1, v1, t1, rest_speed,
                 )
                 new_status.append(status_f)

@@ -739,7 +739,9 @@ def table_cloth(p, index):
     The plane z = 0 with the six pockets' holes (``pockets``), bounded at the
     rails (the nose lines moved out by ``p.cushion_width``): a ball whose
     centre passes over a hole's edge leaves the cloth (a located separation)
-    and falls through.
+    and falls through. It leaves the cloth for good (``HoledPlane.removal``,
+    located by ``simulate``) there, or, if it flew over the edge, where it
+    falls to the cloth's level over the hole: no pocket floor, it falls on.
     """
     holes = pockets(p)
     return Contact(HoledPlane(0.0, _rails(p), holes.centres, holes.radii, index, p.radius),

@@ -114,25 +114,66 @@ def test_holed_plane_is_the_plane_away_from_holes_and_continuous_over_the_edge()
     assert float(slope) == pytest.approx(-1.0, rel=1e-12)
 
 
-def test_a_ball_sliding_onto_a_hole_leaves_the_plane_when_its_centre_crosses_the_edge():
-    # Frictionless and resting at the static deflection: the ball slides at constant speed, so the cloth lets it
-    # go at t = (edge distance)/speed, and then it falls freely (the run ends before it would reach the far edge).
-    speed, stiffness = 2.0, 1e6
-    static = (MASS * 9.81 / stiffness) ** (2 / 3)
+HOLE_STIFFNESS = 1e6
+
+
+@pytest.fixture(scope="module")
+def ball_over_hole():
+    """``run(q0, v0, t_end)``: a frictionless ball on the holed plane (Hertz), saved at 0 and ``t_end``."""
     ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
-    cloth = Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(stiffness))
+    cloth = Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(HOLE_STIFFNESS))
     model = Model([ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth])
-    state = State([0.0, 0.1, RADIUS - static, 1.0, 0.0, 0.0, 0.0], [speed, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    run = simulate(model, state, jnp.array([0.0, 0.15]), LagrangeMultipliers(), rtol=1e-10, atol=1e-12, max_events=4)
+
+    def run(q0, v0, t_end):
+        return simulate(model, State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(), rtol=1e-10,
+                        atol=1e-12, max_events=4)
+
+    return run
+
+
+def _rest(position, velocity, height=None):
+    """(q, v) of the ball at ``position`` (x, y), centre ``height`` (default: the static deflection), moving at
+    ``velocity`` (3 components), not spinning."""
+    if height is None:
+        height = RADIUS - (MASS * 9.81 / HOLE_STIFFNESS) ** (2 / 3)
+    return [*position, height, 1.0, 0.0, 0.0, 0.0], [*velocity, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_a_ball_sliding_onto_a_hole_leaves_the_plane_when_its_centre_crosses_the_edge_and_for_good(ball_over_hole):
+    # Frictionless and resting at the static deflection: the ball slides at constant speed, so the cloth lets it
+    # go at t = (edge distance)/speed, and then it falls freely. At 0.25 s it has crossed the hole (far edge at
+    # 0.18 s) and is back under the surface 0.23 m down: the plane must not meet it from below (``removal``).
+    speed, static = 2.0, (MASS * 9.81 / HOLE_STIFFNESS) ** (2 / 3)
+    run = ball_over_hole(*_rest((0.0, 0.1), (speed, 0.0, 0.0)), 0.25)
     events = run.events
     assert int(events.count) == 1 and not bool(events.onset[0])
     edge_time = (HOLE[0] - HOLE_RADIUS) / speed
     assert float(events.t[0]) == pytest.approx(edge_time, abs=1e-7)
     # then it falls freely from the state at the separation
-    fall = 0.15 - float(events.t[0])
+    fall = 0.25 - float(events.t[0])
     z, rate = float(events.q[0, 2]), float(events.v[0, 2])
     assert float(run.q[-1, 2]) == pytest.approx(z + rate * fall - 0.5 * 9.81 * fall**2, abs=1e-9)
+    assert float(run.q[-1, 0]) == pytest.approx(speed * 0.25, abs=1e-9)
     assert z == pytest.approx(RADIUS - static, abs=static)
+
+
+def test_a_ball_flying_over_a_hole_lands_beyond_it_and_one_landing_in_it_falls_through(ball_over_hole):
+    # From 1 mm above the plane at x = 0.2, along the hole's diameter (x from 0.24 to 0.36), free flight.
+    height, hop = RADIUS + 1e-3, 1e-3
+
+    def landing(rise):  # when the lowest point is back at the plane: hop + rise t − g t²/2 = 0
+        return (rise + np.sqrt(rise**2 + 2 * 9.81 * hop)) / 9.81
+
+    # over the hole, the ball stays above the plane and lands at x = 0.61: an onset, not a removal
+    run = ball_over_hole(*_rest((0.2, 0.1), (2.0, 0.0, 1.0), height), 0.21)
+    assert float(run.events.t[0]) == pytest.approx(landing(1.0), abs=1e-7) and bool(run.events.onset[0])
+    # it reaches the plane at x = 0.26, over the hole: no event, and it falls freely on under the surface
+    t_end, rise = 0.25, 0.3
+    assert 0.24 < 0.2 + landing(rise) < 0.36 and 0.2 + t_end > 0.36
+    run = ball_over_hole(*_rest((0.2, 0.1), (1.0, 0.0, rise), height), t_end)
+    assert int(run.events.count) == 0
+    np.testing.assert_allclose(run.q[-1, :3], [0.2 + t_end, 0.1, height + rise * t_end - 0.5 * 9.81 * t_end**2],
+                               atol=1e-9)
 
 
 # --- contacts at a distance (``near_distance``) ------------------------------------------------
