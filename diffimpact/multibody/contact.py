@@ -921,10 +921,14 @@ class Contact(Force):
     def potential_energy(self, bodies, q):
         """Elastic energy Σ k δ^(n+1)/(n+1) stored in the contacts (J), δ > 0; zero when impulsive."""
         del bodies
+        return jnp.sum(self.elastic_energies(q))
+
+    def elastic_energies(self, q):
+        """k δ^(n+1)/(n+1) of each contact (J), (count,): zero where δ ≤ 0, and for an impulsive family."""
         if self.impulsive:
-            return jnp.asarray(0.0)
+            return jnp.zeros(self.count)
         law = self.active_law
-        return jnp.sum(law.stiffness * positive_power(self.penetration(q), law.exponent + 1.0) / (law.exponent + 1.0))
+        return law.stiffness * positive_power(self.penetration(q), law.exponent + 1.0) / (law.exponent + 1.0)
 
     def at_onset(self, effective_mass, impact_velocity):
         """The contacts with their ``ImpactLaw`` resolved for impacts of these masses and speeds, (count,) each.

@@ -155,7 +155,8 @@ class Trajectory(eqx.Module):
     q, v : coordinates and velocities, (len(t), n).
     constraint_violation : ‖Φ(q, t)‖.
     velocity_violation : ‖Φ̇(q, v, t)‖.
-    energy : kinetic plus potential energy (J).
+    energy : kinetic plus potential energy (J), without the elastic energy of a contact after its removal
+        (``Geometry.removal``).
     linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies, (len(t), 3) for spatial.
     angular_momentum : about the origin, (len(t),) for planar bodies, (len(t), 3) for spatial.
     steps : accepted solver steps over the whole run.
@@ -498,12 +499,21 @@ def _check_save_times(save_times):
                         lambda: np.asarray(save_times))
 
 
-def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_history=None):
+def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_history=None, removed=()):
+    """The ``Trajectory`` of the saved states, with their diagnostics.
+
+    ``removed``: (family index, removal times) pairs, the time each contact of
+    that family was removed (``Geometry.removal``; inf if it was not): from
+    then on its elastic energy is not counted (a fallen ball under the
+    surface is not stored in the plane).
+    """
     def diagnostics(q, v, t):
+        gone = sum(jnp.sum(jnp.where(t >= times, model.forces[k].elastic_energies(model.split(q)), 0.0))
+                   for k, times in removed)
         return (
             jnp.linalg.norm(model.constraint(q, t)),
             jnp.linalg.norm(model.constraint_velocity(q, v, t)),
-            model.energy(q, v),
+            model.energy(q, v) - gone,
             model.linear_momentum(q, v),
             model.angular_momentum(q, v),
         )
@@ -733,7 +743,8 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
     approaching = turning & (rate < -0.5 * rest_speed)
     landed = approaching & (gap <= 0)
     onset = crossed | landed
-    new_released = jnp.where(separation | onset, t, released)
+    # (and the time of a removal, which ``_trajectory`` reads back from the final statuses)
+    new_released = jnp.where(separation | onset | removed, t, released)
     open_status = jnp.where(approaching, APPROACHING, RECEDING)
     if contact.impulsive:
         # One impact of the proximal members ([Uchida 2015] §3a, Fig. 6): those within the proximity
@@ -934,5 +945,7 @@ def _simulate_events(
         saved, by_family = saved
         by_force = dict(zip(families, by_family))
         histories = tuple(by_force.get(k) for k in range(len(model.forces)))
+    removed = [(k, jnp.where(status == REMOVED, released, jnp.inf)) for k, status, released in
+               zip(families, carry[1], carry[3])]
     return _trajectory(eqx.combine(carry[0], static), save_times, *saved, jnp.sum(steps), jnp.sum(ran), events,
-                       histories)
+                       histories, removed)
