@@ -96,6 +96,12 @@ At an event the status changes and
   ``Model.forces`` (the statuses of other families' contacts on the same
   bodies are not revisited after an impulse).
 
+With adaptive steps, each segment after the first starts at the step size
+the controller proposed at the end of the one before (``_SegmentController``),
+not at diffrax's initial step selection, which spends two evaluations of the
+accelerations and often a rejected step at every segment (in the 16-ball
+break, about half the run time: ``benchmarks/break_events.py``).
+
 Finished segments are skipped by ``lax.cond``; each segment is given the save
 times still ahead of it and keeps the values of those it reaches (a save time
 at an event gets the state after it). Gradients include the sensitivity
@@ -622,7 +628,7 @@ def _event_values(families, t, y, args):
     separation), so none has a root there: a bounce shorter than the first
     step is still seen.
     """
-    model, status, residual, released, rest_speed, near_distance = args
+    model, status, residual, released, rest_speed, near_distance, _ = args
     q, v = (model.split(x) for x in y)
 
     def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
@@ -648,7 +654,7 @@ def _step_bound(families, t, y, args):
     gap's rate: a zone recovering after a zero-force separation moves the gap
     fast while the bodies do not move.
     """
-    model, status, *_, near_distance = args
+    model, status, *_, near_distance, _ = args
     q, v = (model.split(x) for x in y)
     bounds = []
     for k, status_k in zip(families, status):
@@ -659,16 +665,23 @@ def _step_bound(families, t, y, args):
     return jnp.min(jnp.stack(bounds))
 
 
-class _NearController(dfx.AbstractAdaptiveStepSizeController):
-    """A PID controller whose steps are also bounded by ``_step_bound`` (see ``near_distance``).
+class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
+    """The PID controller of the segments: it starts each segment at the step the last one proposed.
 
-    The bound at the end of each accepted step limits the next one; a
-    rejected step is retried shorter than it was, so within the bound of the
-    last accepted state.
+    A segment starts where an event ended the last one. Its first step is
+    the step size the controller proposed at the end of the last segment
+    (``args[-1]``, 0 at the first segment, which takes diffrax's initial step
+    selection); the proposal is kept in the controller's state and read back
+    at the segment's end (``SaveAt(controller_state=True)``). With
+    ``bounded`` (a ``near_distance``), every step is also bounded by
+    ``_step_bound``: the bound at the end of each accepted step limits the
+    next one; a rejected step is retried shorter than it was, so within the
+    bound of the last accepted state.
     """
 
     controller: dfx.PIDController
     families: tuple = eqx.field(static=True)
+    bounded: bool = eqx.field(static=True)
 
     @property
     def rtol(self):
@@ -683,20 +696,30 @@ class _NearController(dfx.AbstractAdaptiveStepSizeController):
         return self.controller.norm
 
     def wrap(self, direction):
-        return _NearController(self.controller.wrap(direction), self.families)
+        return _SegmentController(self.controller.wrap(direction), self.families, self.bounded)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        t_next, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
-        return jnp.minimum(t_next, t0 + _step_bound(self.families, t0, y0, args)), state
+        hint = jax.lax.stop_gradient(args[-1])
+        t_next, state = jax.lax.cond(
+            hint > 0,
+            lambda: self.controller.init(terms, t0, t1, y0, hint, args, func, error_order),
+            lambda: self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order),
+        )
+        if self.bounded:
+            t_next = jnp.minimum(t_next, t0 + _step_bound(self.families, t0, y0, args))
+        return t_next, (state, t_next - t0)
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        state, proposal = controller_state
         keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
-            t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state
+            t0, t1, y0, y1_candidate, args, y_error, error_order, state
         )
-        # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
-        bound = _step_bound(self.families, t1, y1_candidate, args)
-        next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
-        return keep, next_t0, next_t1, jump, state, result
+        if self.bounded:
+            # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
+            bound = _step_bound(self.families, t1, y1_candidate, args)
+            next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
+        proposal = jnp.where(keep, next_t1 - next_t0, proposal)
+        return keep, next_t0, next_t1, jump, (state, proposal), result
 
 
 def _contact_histories(families, t, y, args):
@@ -820,8 +843,9 @@ def _simulate_events(
     # event ends). Given all save times clipped to t0, it would save every time already passed again at t0.
     n_saves = len(save_times)
     padded_times = jnp.concatenate([save_times, jnp.full(n_saves, t_end)])
-    if near_distance is not None:
-        controller = _NearController(controller, tuple(families))
+    if isinstance(controller, dfx.PIDController):
+        controller = _SegmentController(controller, tuple(families), near_distance is not None)
+    adaptive = isinstance(controller, _SegmentController)
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
     event = dfx.Event(
@@ -843,7 +867,7 @@ def _simulate_events(
             return y
 
     def segment(carry, _):
-        params, status, residual, released, t0, q, v, ys, done = carry
+        params, status, residual, released, t0, q, v, ys, hint, done = carry
         model = eqx.combine(params, static)
 
         def run(_):
@@ -856,9 +880,10 @@ def _simulate_events(
                 t1=t_end,
                 dt0=dt0,
                 y0=(q, v),
-                args=(model, status, residual, released, rest_speed, near_distance),
+                args=(model, status, residual, released, rest_speed, near_distance, hint),
                 saveat=dfx.SaveAt(
-                    subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True))
+                    subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True)),
+                    controller_state=adaptive,
                 ),
                 stepsize_controller=controller,
                 event=event,
@@ -876,7 +901,7 @@ def _simulate_events(
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
             values = _event_values(
-                families, t1, (q1, v1), (model, status, residual, released, rest_speed, near_distance)
+                families, t1, (q1, v1), (model, status, residual, released, rest_speed, near_distance, hint)
             )
             due = happened & (values <= 0)
             new_model, new_status, new_residual, new_released = model, [], [], []
@@ -898,24 +923,24 @@ def _simulate_events(
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
-                ~happened,
+                solution.controller_state[1] if adaptive else hint, ~happened,
             )
             return carry, (record, steps, jnp.asarray(True))
 
         def skip(_):
             record = (jnp.full(slots[-1], jnp.inf), jnp.zeros(slots[-1], bool), q, v)
             nothing = (record, jnp.asarray(0, dtype=int), jnp.asarray(False))
-            return (params, status, residual, released, t0, q, v, ys, done), nothing
+            return (params, status, residual, released, t0, q, v, ys, hint, done), nothing
 
         return jax.lax.cond(done, skip, run, None)
 
     zeros = tuple(jnp.zeros(count) for count in counts)
     shapes = jax.eval_shape(
-        to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance)
+        to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance, 0.0)
     )
     # rows past the last save time take the padding's rows
     nan = jax.tree.map(lambda x: jnp.full((2 * n_saves,) + x.shape, jnp.nan), shapes)
-    carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.array(False))
+    carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.zeros(()), jnp.array(False))
     carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
