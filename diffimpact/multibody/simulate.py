@@ -1,7 +1,7 @@
 """Forward dynamics of a multibody ``Model`` with diffrax.
 
 ``simulate`` integrates the first-order system q̇ = v, v̇ = formulation's
-accelerations with an adaptive Tsit5 solver (fixed steps when given ``dt``)
+accelerations with an adaptive Tsit5 solver (or the ``solver`` given; fixed steps when given ``dt``)
 and returns the saved states with their diagnostics. It is a pure function of pytrees: it works under ``jit``,
 ``vmap`` and ``grad`` (gradients by diffrax's recursive checkpointing).
 
@@ -359,6 +359,7 @@ def simulate(
     save_times,
     formulation,
     *,
+    solver=None,
     rtol=1e-10,
     atol=1e-10,
     dt=None,
@@ -383,6 +384,11 @@ def simulate(
     save_times : increasing times (s); the integration runs from ``state0.t``
         to the last one.
     formulation : a ``Formulation`` instance, e.g. ``Baumgarte()``.
+    solver : a diffrax ODE solver, ``None`` (default) for ``diffrax.Tsit5()``.
+        An implicit one (``diffrax.Kvaerno5()``) takes fewer steps through
+        stiff phases, but forms and factors the Jacobian of the
+        accelerations at every step: for the 16-ball table that costs far
+        more than it saves (docs/RESULTS.md, "Where the break's time goes").
     rtol, atol : tolerances of the PID step-size controller.
     dt : ``None`` (default) for adaptive steps; a step size (s, > 0) for
         fixed steps of that size (``diffrax.ConstantStepSize``; rtol and atol
@@ -442,6 +448,10 @@ def simulate(
             f"got {state0.q.shape} and {state0.v.shape}"
         )
     state0 = check_initial_state(model, state0, constraint_tolerance)
+    if solver is None:
+        solver = dfx.Tsit5()
+    elif not isinstance(solver, dfx.AbstractSolver):
+        raise TypeError(f"solver must be a diffrax solver, e.g. diffrax.Tsit5(); got {solver!r}")
     if adjoint is None:
         adjoint = dfx.RecursiveCheckpointAdjoint()
     elif not isinstance(adjoint, dfx.AbstractAdjoint):
@@ -458,7 +468,8 @@ def simulate(
     else:
         controller, dt0 = dfx.ConstantStepSize(), check_positive("dt", dt)
     if not any(isinstance(force, Contact) for force in model.forces):
-        return _simulate(model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint)
+        return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
+                         adjoint)
     if not isinstance(max_events, int) or max_events < 0:
         raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
     _check_impact_laws_open(model, state0)
@@ -467,21 +478,21 @@ def simulate(
             raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
         near_distance = jnp.asarray(check_positive("near_distance", near_distance), dtype=float)
     return _simulate_events(
-        model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events,
+        model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
         near_distance, bool(contact_history),
     )
 
 
 @eqx.filter_jit
-def _simulate(model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint):
+def _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint):
     def vector_field(t, y, args):
         q, v = y
         return v, formulation.acceleration(model, q, v, t)
 
     solution = dfx.diffeqsolve(
         dfx.ODETerm(vector_field),
-        formulation.wrap_solver(model, dfx.Tsit5()),
+        formulation.wrap_solver(model, solver),
         t0=state0.t,
         t1=save_times[-1],
         dt0=dt0,
@@ -814,8 +825,8 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
 
 @eqx.filter_jit
 def _simulate_events(
-    model, state0, save_times, formulation, controller, dt0, max_steps, progress, adjoint, max_events, event_tol,
-    rest_speed, near_distance, contact_history,
+    model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
+    event_tol, rest_speed, near_distance, contact_history,
 ):
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
@@ -875,7 +886,7 @@ def _simulate_events(
             ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, n_saves)
             solution = dfx.diffeqsolve(
                 dfx.ODETerm(vector_field),
-                formulation.wrap_solver(model, dfx.Tsit5()),
+                formulation.wrap_solver(model, solver),
                 t0=t0,
                 t1=t_end,
                 dt0=dt0,

@@ -2,6 +2,7 @@
 
 import itertools
 
+import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -124,9 +125,9 @@ def ball_over_hole():
     cloth = Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(HOLE_STIFFNESS))
     model = Model([ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth])
 
-    def run(q0, v0, t_end):
-        return simulate(model, State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(), rtol=1e-10,
-                        atol=1e-12, max_events=4)
+    def run(q0, v0, t_end, solver=None):
+        return simulate(model, State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(), solver=solver,
+                        rtol=1e-10, atol=1e-12, max_events=4)
 
     return run
 
@@ -169,9 +170,11 @@ def test_a_ball_flying_over_a_hole_lands_beyond_it_and_one_landing_in_it_falls_t
     def landing(rise):  # when the lowest point is back at the plane: hop + rise t − g t²/2 = 0
         return (rise + np.sqrt(rise**2 + 2 * 9.81 * hop)) / 9.81
 
-    # over the hole, the ball stays above the plane and lands at x = 0.61: an onset, not a removal
-    run = ball_over_hole(*_rest((0.2, 0.1), (2.0, 0.0, 1.0), height), 0.21)
-    assert float(run.events.t[0]) == pytest.approx(landing(1.0), abs=1e-7) and bool(run.events.onset[0])
+    # over the hole, the ball stays above the plane and lands at x = 0.61: an onset, not a removal; the same
+    # with another solver (``simulate``'s ``solver``)
+    for solver in (None, diffrax.Dopri5()):
+        run = ball_over_hole(*_rest((0.2, 0.1), (2.0, 0.0, 1.0), height), 0.21, solver)
+        assert float(run.events.t[0]) == pytest.approx(landing(1.0), abs=1e-7) and bool(run.events.onset[0])
     # it reaches the plane at x = 0.26, over the hole: no event, and it falls freely on under the surface
     t_end, rise = 0.25, 0.3
     assert 0.24 < 0.2 + landing(rise) < 0.36 and 0.2 + t_end > 0.36

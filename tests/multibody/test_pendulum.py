@@ -1,5 +1,6 @@
 """Single pendulum, free bodies and the constraint kinematics of diffimpact.multibody."""
 
+import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -116,6 +117,12 @@ def test_unknown_formulation_is_a_type_error():
     for bad in ("baumgarte", Baumgarte, None):
         with pytest.raises(TypeError, match="formulation must be an instance"):
             simulate(pendulum(1.0), pendulum_state(0.1), [1.0], bad)
+
+
+def test_unknown_solver_is_a_type_error():
+    for bad in ("tsit5", diffrax.Tsit5, 1):
+        with pytest.raises(TypeError, match="solver must be a diffrax solver"):
+            simulate(pendulum(1.0), pendulum_state(0.1), [1.0], Baumgarte(), solver=bad)
 
 
 def test_reference_to_missing_body_is_rejected():
