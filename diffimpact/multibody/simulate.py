@@ -99,8 +99,9 @@ At an event the status changes and
 With adaptive steps, each segment after the first starts at the step size
 the controller proposed at the end of the one before (``_SegmentController``),
 not at diffrax's initial step selection, which spends two evaluations of the
-accelerations and often a rejected step at every segment (in the 16-ball
-break, about half the run time: ``benchmarks/break_events.py``).
+accelerations and often a rejected step at every segment (counted in a
+16-ball break: 35 evaluations per segment before, 16 after; docs/RESULTS.md,
+"Where the break's time goes").
 
 Finished segments are skipped by ``lax.cond``; each segment is given the save
 times still ahead of it and keeps the values of those it reaches (a save time
