@@ -839,14 +839,13 @@ def _simulate_events(
         penetration, rate = contact.penetration_rate(q0, v0)
         # (laws set at onset must start apart: ``_check_impact_laws_open``)
         closed = _starts_closed(penetration, rate) & (not contact.impulsive)
-        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, closed.astype(float))
         # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
         # zero, where no down-crossing can be seen, and hide every other contact's event
         status = jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING))
         removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
         if removal is not None:  # already gone (e.g. a ball that starts under a hole)
             status = jnp.where(removal <= 0, REMOVED, status)
-            model = eqx.tree_at(lambda m: m.forces[k].engaged, model, jnp.where(removal <= 0, 0.0, closed))
+        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, (status == CLOSED).astype(float))
         status0.append(status)
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
