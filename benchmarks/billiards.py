@@ -20,7 +20,13 @@ at 10.729 m/s along +x (``break_state``), ``duration`` seconds of it.
   (``diffimpact.reproduce.table.integrate``: ``table.FORMULATION``, rtol =
   1e-3, atol = 1e-6, saves every 2 ms, its event budget for 4 s, or for
   the quick 0.3 s when ``duration`` ≤ 0.3 s); compile and run apart as in
-  ``_timing.timed`` (compile = first call − best later call).
+  ``_timing.timed`` (compile = first call − best later call). Twice: on the
+  paper's undamped Hertz cloth (``reproduce break``'s), and on the cloth
+  damped critically for a resting ball (``Parameters(cloth_damping_ratio=1)``,
+  Hunt–Crossley), as MuJoCo's cloth is. The undamped cloth keeps every
+  ball that gets a vertical push hopping for the rest of the run, each hop
+  two contact events and three integration segments; the damped one does
+  not, and is the like-for-like comparison with MuJoCo's damped contacts.
 
 What maps between the two models (``mujoco_model``, ``contact_laws``):
 masses, inertias, radius, start, gravity; the sliding μ of each pair (the
@@ -36,8 +42,9 @@ damping, MuJoCo's are linear in δ with its soft-constraint impedance
 (``solimp``, default); Alciatore's speed-dependent ball–ball μ(v) is one
 constant (Threlfall's 0.06); MuJoCo's friction is a soft constraint with a
 pyramidal cone (its default) against our regularised Coulomb friction
-(Ambrósio's); our cloth is undamped Hertz, MuJoCo's is a linear spring with
-the stiffness of ours at rest, damped critically; our six cushions have
+(Ambrósio's); our cloth is Hertz (undamped, or Hunt–Crossley damped
+critically at rest), MuJoCo's is a linear spring with the stiffness of ours
+at rest, damped critically; our six cushions have
 pockets and jaws, MuJoCo's four walls are planes. The script measures
 MuJoCo's restitution in a head-on ball–ball and ball–wall test (at dt, the
 step resolves a short contact in few steps and moves it) and checks
@@ -62,6 +69,9 @@ INTEGRATORS = ("implicitfast", "RK4")
 BALL_FRICTION = 0.06
 #: Shortest contact MuJoCo is given, in steps: shorter ones are not resolved at dt = 1e-4 s.
 MIN_CONTACT_STEPS = 4
+#: Our two cloths: the paper's undamped Hertz cloth, and Hunt–Crossley damped critically (as MuJoCo's), by
+#: ``billiard.Parameters.cloth_damping_ratio``.
+CLOTHS = {"undamped cloth (the paper's)": 0.0, "cloth damped critically (as MuJoCo's)": 1.0}
 
 
 def _damping_ratio(restitution):
@@ -284,21 +294,29 @@ def main():
     if args.mujoco_only:
         return
 
-    print(f"\nours (diffimpact reproduce break's settings), {1 + args.repeats} calls ...", flush=True)
-    compile_time, run_time, steps, events, trajectory, max_events = run_ours(p, args.duration, args.repeats)
-    energy_ours = np.asarray(trajectory.energy)
-    dropped = billiard.pocketed(p, trajectory)
-    print(f"ours: compile ≈ {compile_time:.2f} s, run {run_time:.3f} s, {steps} solver steps, {events} contact "
-          f"events (max_events {max_events}), {1e6 * run_time / steps:.1f} µs/step")
-    print(f"  energy {energy_ours[0]:.4f} J → {energy_ours[-1]:.4f} J (saved every "
-          f"{reproduction.SAVE_INTERVAL * 1e3:g} ms; largest rise above its earlier maximum "
-          f"{reproduction.energy_rise(energy_ours):.2e} J); pocketed: "
-          + (", ".join(ball for _, ball, _ in dropped) or "none"))
+    ours = {}
+    for label, damping in CLOTHS.items():
+        p_ours = billiard.Parameters(cloth_damping_ratio=damping)
+        print(f"\nours (diffimpact reproduce break's settings), {label}, {1 + args.repeats} calls ...", flush=True)
+        compile_time, run_time, steps, events, trajectory, max_events = run_ours(p_ours, args.duration, args.repeats)
+        energy_ours = np.asarray(trajectory.energy)
+        dropped = billiard.pocketed(p_ours, trajectory)
+        print(f"ours: compile ≈ {compile_time:.2f} s, run {run_time:.3f} s, {steps} solver steps in "
+              f"{int(trajectory.segments)} segments, {events} contact events (max_events {max_events}), "
+              f"{1e6 * run_time / steps:.1f} µs/step")
+        print(f"  energy {energy_ours[0]:.4f} J → {energy_ours[-1]:.4f} J (saved every "
+              f"{reproduction.SAVE_INTERVAL * 1e3:g} ms; largest rise above its earlier maximum "
+              f"{reproduction.energy_rise(energy_ours):.2e} J); pocketed: "
+              + (", ".join(ball for _, ball, _ in dropped) or "none"))
+        ours[label] = (compile_time, run_time, steps)
     print("\nratios ours / MuJoCo (same run):")
-    for integrator, (mj_compile, mj_run, mj_steps) in rows.items():
-        print(f"  {integrator:>12}: run time {run_time / mj_run:.0f}×, cost per step "
-              f"{(run_time / steps) / (mj_run / mj_steps):.0f}× ({steps} against {mj_steps} steps), "
-              f"compile {compile_time / mj_compile:.0f}×")
+    for label, (compile_time, run_time, steps) in ours.items():
+        print(f"  ours, {label}:")
+        for integrator, (mj_compile, mj_run, mj_steps) in rows.items():
+            print(f"    {integrator:>12}: run time {run_time / mj_run:.1f}×, cost per step "
+                  f"{(run_time / steps) / (mj_run / mj_steps):.0f}× ({steps} against {mj_steps} steps), "
+                  f"compile {compile_time / mj_compile:.0f}×")
+
 
 if __name__ == "__main__":
     jnp.zeros(())  # initialise the backend before timing
