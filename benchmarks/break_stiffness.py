@@ -12,19 +12,28 @@ v_reg = 1e-3 and 1e-2 m/s, and without it (μ = 0). Compile and run time apart (
 to ``--duration``); the friction variants differ in numbers only, so they share the first row's compilation
 (their compile time reads about 0).
 
+Then what v_reg does where the ball–ball friction is fitted to measurements: the cut shots of ``diffimpact fit
+deflection`` (``fitting.deflection.outcomes`` at its starting parameters): the five measured shots of Mathavan
+et al. 2009 (their post-slip speeds) and the predictions at 1.5 m/s (throw and rolling deflection), under
+each v_reg, against v_reg = 1e-4 m/s. The paper's own ball–ball law, Threlfall's with v0 = 0.01 m/s
+(``diffimpact.contact.Threlfall``), has the zero-slip slope 3 μ F_N/v0, that of tanh at v_reg = v0/3.
+
     python benchmarks/break_stiffness.py [--duration 1.0]
 """
 
 import argparse
 import itertools
 
+import jax.numpy as jnp
 import numpy as np
 
 from _timing import timed
 from diffimpact.contact import Alciatore
+from diffimpact.impulse import alciatore
 from diffimpact.multibody import Contact, Model, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
+from fitting import deflection
 
 SAVES = 51
 
@@ -66,6 +75,34 @@ def main():
         first, best = timed(run, repeats=1)
         counts = [f"{int(r.steps)} ({int(r.segments)})" for r in (_run(model, state, args.impact), last["run"])]
         print(f"{name:>42} {counts[0]:>14} {counts[1]:>14} {first - best:11.1f} {best:8.2f}", flush=True)
+    compare_cut_shots()
+
+
+def cut_shots(regularisation_speed):
+    """Post-slip speeds of the measured cut shots (m/s), throw and rolling deflection of the predictions (rad)."""
+    params = deflection.START
+    p, friction = deflection.shot_parameters(params)
+    law = Alciatore(friction.offset, friction.amplitude, friction.decay, regularisation_speed)
+    shots, _ = deflection.load_data()
+    cut = alciatore.cut_angle(deflection.PREDICTION_FRACTIONS)
+    speeds = [np.asarray(shots[k]) for k in ("speed", "cut")], [np.full(cut.shape, deflection.PREDICTION_SPEED), cut]
+    measured, predicted = (billiard.cut_shots(p, law, jnp.asarray(v), jnp.asarray(c),
+                                              -deflection.APPROACH - 2 * p.radius * np.cos(c), np.zeros_like(v),
+                                              deflection.APPROACH / v + deflection.AFTER_SEPARATION)
+                           for v, c in speeds)
+    rolling = np.concatenate([np.linalg.norm(measured[k], axis=-1) for k in ("cue_rolling", "object_rolling")])
+    return rolling, np.asarray(predicted["throw"]), np.asarray(predicted["deflection_rolling"])
+
+
+def compare_cut_shots():
+    """Print the cut shots' largest changes under each v_reg against 1e-4 m/s."""
+    print("\nthe cut shots of `fit deflection` (its starting parameters): largest change against v_reg = 1e-4 m/s")
+    print(f"{'v_reg (m/s)':>12} {'post-slip speeds (m/s)':>23} {'throw (°)':>10} {'deflection (°)':>15}")
+    base = cut_shots(1e-4)
+    for speed in (1e-3, 0.01 / 3, 1e-2):
+        changes = [np.max(np.abs(a - b)) for a, b in zip(cut_shots(speed), base)]
+        print(f"{speed:12.3g} {changes[0]:23.1e} {np.degrees(changes[1]):10.1e} {np.degrees(changes[2]):15.1e}")
+    print(f"(the throws at v_reg = 1e-4 m/s: {np.array2string(np.degrees(base[1]), precision=3)}°)")
 
 
 if __name__ == "__main__":
