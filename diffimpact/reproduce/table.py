@@ -191,11 +191,11 @@ def _plot(p, t, centres, energy, dropped, path):
     fig, axes = figure(1, 2, width=6.5, height=4.2)
     top, bottom = axes[0, 0], axes[0, 1]
     # a pocketed ball fell through its hole and drifts on under the table: not drawn there
-    left = centres[-1, :, 2] > -p.radius
+    on_table = centres[:, :, 2] > -p.radius
+    left = on_table[-1]
     draw_table(top, p, centres[-1, left, :2], [name for name, on in zip(billiard.RACK_BALLS, left) if on])
     for k in range(centres.shape[1]):
-        on_table = centres[:, k, 2] > -p.radius
-        top.plot(centres[on_table, k, 0], centres[on_table, k, 1], linewidth=0.7, zorder=3.5)
+        top.plot(centres[on_table[:, k], k, 0], centres[on_table[:, k], k, 1], linewidth=0.7, zorder=3.5)
     margin = p.cushion_width + 0.12
     top.set_xlim(-p.table_length / 2 - margin, p.table_length / 2 + margin)
     top.set_ylim(-p.table_width / 2 - margin, p.table_width / 2 + margin)
