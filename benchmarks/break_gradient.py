@@ -9,8 +9,8 @@ two calls of the batch; the default 1-s batch is shorter.)
 The cue ball and the first three balls of the rack on the full table
 (``billiard.table_model(p, balls=4)``, six cushions, six pockets), the cue
 ball sliding at 10.729 m/s (``billiard.break_state(p, balls=4, speed)``),
-with the settings of ``diffimpact.reproduce.table.integrate`` (Lagrange
-multipliers, rtol = 1e-3, atol = 1e-6, ``MAX_STEPS``, near distance 5 mm)
+with the settings of ``diffimpact.reproduce.table.integrate`` (``FORMULATION``:
+Baumgarte, rtol = 1e-3, atol = 1e-6, ``MAX_STEPS``, near distance 5 mm)
 and ``--max-events`` (the segments of the run: events and turning points);
 saved at the start and the end only. Compile and run are timed apart
 (``_timing.timed``: compile = first call − best later call); the ratios are
@@ -30,8 +30,10 @@ of times from this one process. Measured:
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's
-   tolerances and at rtol = ``--check-rtol`` (atol = 1e-3 rtol). Same compiled
-   functions as 1 and 2 (duration and tolerances are traced arguments).
+   tolerances, at them with ``simulate``'s ``friction_steps`` (steps bounded by
+   the stiff friction's stability; compiled apart), and at rtol =
+   ``--check-rtol`` (atol = 1e-3 rtol). Same compiled functions as 1 and 2
+   (duration and tolerances are traced arguments).
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -43,6 +45,7 @@ of times from this one process. Measured:
 
 import argparse
 import dataclasses
+import functools
 
 import diffrax
 import jax
@@ -50,7 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from _timing import timed
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -60,13 +63,13 @@ SPEED = 10.729
 STEPS = (1e-3, 1e-4)
 
 
-def _run(theta, speed, duration, rtol, max_events, adjoint=None):
+def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory."""
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1])
     model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
-    return simulate(model, state, jnp.stack([0.0, duration]), LagrangeMultipliers(), rtol=rtol, atol=1e-3 * rtol,
+    return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, rtol=rtol, atol=1e-3 * rtol,
                     max_steps=table.MAX_STEPS, max_events=max_events, near_distance=table.NEAR_DISTANCE,
-                    adjoint=adjoint)
+                    adjoint=adjoint, friction_steps=friction_steps)
 
 
 def _cue_xy(run):
@@ -89,19 +92,20 @@ def main():
     rtol = table.TOLERANCES["rtol"]
     events = args.max_events
 
-    forward = jax.jit(lambda th, speed, t, tol: _run(th, speed, t, tol, events))
+    forward = jax.jit(lambda th, speed, t, tol, steps=False: _run(th, speed, t, tol, events, friction_steps=steps),
+                      static_argnums=4)
 
-    @jax.jit
-    def gradient(th, t, tol):
+    @functools.partial(jax.jit, static_argnums=3)
+    def gradient(th, t, tol, steps=False):
         def cue(x):
-            run = _run(x, SPEED, t, tol, events, diffrax.ForwardMode())
+            run = _run(x, SPEED, t, tol, events, diffrax.ForwardMode(), steps)
             return _cue_xy(run), run.steps
 
         return jax.jacfwd(cue, has_aux=True)(th)
 
     print(f"the four-ball break on the table with cushions, {SPEED} m/s; reproduce break's settings "
-          f"(rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, near distance {table.NEAR_DISTANCE:g} m), "
-          f"max_events {events}")
+          f"({type(table.FORMULATION).__name__}, rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, "
+          f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}")
 
     last = {}
 
@@ -133,15 +137,20 @@ def main():
     t = args.check_duration
     print(f"\n3. check against central differences, {t:g} s (forward mode; central differences at relative steps "
           f"{', '.join(f'{h:g}' for h in STEPS)})")
-    for tol in (rtol, args.check_rtol):
-        jacobian = np.asarray(gradient(theta, t, tol)[0])
+    for tol, steps in ((rtol, False), (rtol, True), (args.check_rtol, False)):
+        _, gradient_time = timed(lambda: gradient(theta, t, tol, steps)[0], repeats=args.repeats)
+        _, forward_time = timed(lambda: forward(theta, SPEED, t, tol, steps).q, repeats=args.repeats)
+        jacobian, count = (np.asarray(x) for x in gradient(theta, t, tol, steps))
         columns = []
         for h in STEPS:
             columns.append(np.stack([
-                (np.asarray(_cue_xy(forward(theta + d, SPEED, t, tol)))
-                 - np.asarray(_cue_xy(forward(theta - d, SPEED, t, tol)))) / (2 * d[k])
+                (np.asarray(_cue_xy(forward(theta + d, SPEED, t, tol, steps)))
+                 - np.asarray(_cue_xy(forward(theta - d, SPEED, t, tol, steps)))) / (2 * d[k])
                 for k, d in enumerate(np.diag(h * np.asarray(theta)))], axis=1))
-        print(f"   rtol {tol:g}: forward mode dx/d(e, μ) = {np.array2string(jacobian[0], precision=5)}, "
+        label = " with friction_steps" if steps else ""
+        print(f"   rtol {tol:g}{label}: {int(count)} steps, forward run {forward_time:.3f} s, gradient run "
+              f"{gradient_time:.3f} s ({gradient_time / forward_time:.2f}×)")
+        print(f"      forward mode dx/d(e, μ) = {np.array2string(jacobian[0], precision=5)}, "
               f"dy/d(e, μ) = {np.array2string(jacobian[1], precision=3)}")
         for h, fd in zip(STEPS, columns):
             error = np.abs(jacobian[0] - fd[0]) / np.abs(fd[0])

@@ -35,7 +35,10 @@ class FrictionLaw(eqx.Module):
 
     def __call__(self, normal_force, slip_velocity):
         """Friction force vector (N), −magnitude(F_N, |v|) v/|v|, zero at v = 0."""
-        slip_speed = safe_norm(slip_velocity)
+        return -self._per_speed(normal_force, safe_norm(slip_velocity))[..., None] * slip_velocity
+
+    def _per_speed(self, normal_force, slip_speed):
+        """magnitude/|v| (N s/m), and at |v| = 0 its limit, the law's slope at zero speed."""
         moving = slip_speed > 0
         safe_speed = jnp.where(moving, slip_speed, 1.0)
         # magnitude/|v| tends to its slope at zero speed, which keeps the Jacobian exact there.
@@ -44,10 +47,19 @@ class FrictionLaw(eqx.Module):
             (jnp.zeros_like(slip_speed),),
             (jnp.ones_like(slip_speed),),
         )
-        per_speed = jnp.where(
-            moving, self.magnitude(normal_force, safe_speed) / safe_speed, slope_at_rest
-        )
-        return -per_speed[..., None] * slip_velocity
+        return jnp.where(moving, self.magnitude(normal_force, safe_speed) / safe_speed, slope_at_rest)
+
+    def largest_slope(self, normal_force, slip_speed):
+        """Largest eigenvalue of ∂F_t/∂v at slip speed |v| (N s/m): max(∂magnitude/∂|v|, magnitude/|v|).
+
+        The Jacobian of −magnitude(|v|) v/|v| has the eigenvalue −∂magnitude/∂|v|
+        along v and −magnitude/|v| across it (both the slope at zero speed at
+        v = 0). A slip inside a regularisation band relaxes at this rate over
+        the contact's effective mass: ``simulate``'s ``friction_steps``.
+        """
+        along = jax.jvp(lambda speed: self.magnitude(normal_force, speed), (slip_speed,),
+                        (jnp.ones_like(slip_speed),))[1]
+        return jnp.maximum(along, self._per_speed(normal_force, slip_speed))
 
 
 class Coulomb(FrictionLaw):

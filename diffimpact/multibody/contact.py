@@ -735,16 +735,40 @@ def _separation_function(contact, pose_i, pose_j, rate_i, rate_j):
     return penetration
 
 
-def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
-    """The normal n, f_N and the friction force F_t (zero without friction) of one contact, on body j."""
+def _slip(contact, pose_i, pose_j, rate_i, rate_j):
+    """The normal n, f_N, the contact point P and the slip v_t of one contact with friction.
+
+    v_t: the tangential part of the velocity of body j's material point at P relative to body i's.
+    """
     normal = contact.geometry.normal(pose_i, pose_j)
     normal_force = _normal_force(contact, pose_i, pose_j, rate_i, rate_j)
-    if contact.friction is None:
-        return normal, normal_force, jnp.zeros_like(normal)
-    # the velocity of body j's material point at the contact point relative to body i's
     point = contact.geometry.point(pose_i, pose_j)
     velocity = point_velocity(pose_j, rate_j, point) - point_velocity(pose_i, rate_i, point)
-    return normal, normal_force, contact.friction(normal_force, velocity - dot(velocity, normal) * normal)
+    return normal, normal_force, point, velocity - dot(velocity, normal) * normal
+
+
+def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
+    """The normal n, f_N and the friction force F_t (zero without friction) of one contact, on body j."""
+    if contact.friction is None:
+        normal = contact.geometry.normal(pose_i, pose_j)
+        return normal, _normal_force(contact, pose_i, pose_j, rate_i, rate_j), jnp.zeros_like(normal)
+    normal, normal_force, _, slip = _slip(contact, pose_i, pose_j, rate_i, rate_j)
+    return normal, normal_force, contact.friction(normal_force, slip)
+
+
+def _least_moment(inertia):
+    """A lower bound of a body's least principal moment (kg m²): J itself (planar), 2 det J'/‖J'‖_F² (spatial).
+
+    (λ₁ λ₂ λ₃ = det J' and λ₂ λ₃ ≤ (λ₂² + λ₃²)/2 ≤ ‖J'‖_F²/2; 2/3 of J for a sphere's J' = J I.)
+    """
+    if jnp.ndim(inertia) == 0:
+        return inertia
+    return 2.0 * jnp.linalg.det(inertia) / jnp.sum(inertia**2)
+
+
+def body_mobilities(bodies):
+    """(b + 1, 2): (1/m, 1/J_min) of every body (``_least_moment``), and zeros for the ground (body index −1)."""
+    return jnp.stack([jnp.stack([1.0 / b.mass, 1.0 / _least_moment(b.inertia)]) for b in bodies] + [jnp.zeros(2)])
 
 
 def _contact_force(contact, pose_i, pose_j, rate_i, rate_j):
@@ -908,6 +932,34 @@ class Contact(Force):
         so only the sign matters.
         """
         return self.each(_separation_function, q, v)
+
+    def slip_rates(self, mobilities, q, v):
+        """Per body, Σ over the family's contacts on it of s_F (w_i + w_j) (1/s), (b,); zeros without friction.
+
+        s_F is the friction law's ``largest_slope`` at the contact's f_N and
+        slip, and w = 1/m + r²/J_min of each of its bodies (``mobilities``, from
+        ``body_mobilities``; r the distance of the contact point from the
+        body's centre of mass) bounds the slip acceleration of the free body per
+        unit tangential force at the point (constraints only lower it). So
+        s_F (w_i + w_j) bounds the rate at which the friction relaxes the slip,
+        and a body's sum over its contacts (whose slips all move with its
+        velocity) estimates the friction's largest eigenvalue of the
+        accelerations' Jacobian: ``simulate``'s ``friction_steps``.
+        """
+        count = len(mobilities) - 1
+        if self.friction is None or self.impulsive:
+            return jnp.zeros(count)
+        i, j = self.geometry.body_i, self.geometry.body_j
+
+        def member(contact, pose_i, pose_j, rate_i, rate_j, mobility_i, mobility_j):
+            _, normal_force, point, slip = _slip(contact, pose_i, pose_j, rate_i, rate_j)
+            slope = contact.friction.largest_slope(normal_force, safe_norm(slip))
+            reach = [m[0] + m[1] * jnp.sum((point - position(pose))**2) for pose, m in
+                     ((pose_i, mobility_i), (pose_j, mobility_j))]
+            return slope * (reach[0] + reach[1])
+
+        rates = self.each(member, q, v, mobilities[i], mobilities[j])
+        return jnp.zeros(count + 1).at[i].add(rates).at[j].add(rates)[:-1]
 
     def __call__(self, bodies, q, v, t):
         del bodies, t

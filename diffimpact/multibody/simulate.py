@@ -118,6 +118,21 @@ which a rebuild from the saved states and the final model would not give
 once a law set at an onset has changed. ``Trajectory.save`` and
 ``Trajectory.load`` keep a run in one ``.npz`` file.
 
+Stiff friction and derivatives (``friction_steps``). A regularised friction
+law (μ F_N tanh(|v_t|/v_reg), Ambrósio's band) is stiff while the slip v_t
+sits in its band: the slip relaxes at λ_F ≈ s_F (1/m + r²/J) per contact,
+s_F ≈ μ F_N/v_reg, 1e6–1e8 /s in a hard collision. An explicit solver's
+error control does not bound its steps by that: the slip chatters across the
+band within the tolerance (rtol |v| ≫ v_reg) and the run itself stays
+accurate, but the derivatives of the run, those of the solver's steps (forward
+or reverse mode), grow through each such phase without bound (−1e23 m per
+unit restitution after one collision of two balls at rtol = 1e-3, against
+−0.10 m: docs/RESULTS.md, "Derivatives through stiff friction"). With
+``friction_steps=True`` every step is also bounded by h λ_F ≤
+``FRICTION_STEP``, λ_F the largest of the bodies' sums of
+``Contact.slip_rates`` at the step's start, so that the solver is stable on
+the friction and its derivatives are those of the motion.
+
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
 restitution): each bounce costs events, and a run that needs more than
@@ -143,6 +158,7 @@ from diffimpact.multibody.contact import (
     _force_parts,
     _penetration_rate,
     _separation_function,
+    body_mobilities,
     impact_velocity,
     resolve_at_onset,
 )
@@ -151,6 +167,9 @@ from diffimpact.multibody.model import Model, State
 
 #: Largest constraint residual accepted in an initial state (m or rad, m/s or rad/s).
 CONSTRAINT_TOLERANCE = 1e-8
+#: h λ_F of ``friction_steps``: inside the stability interval of the explicit solvers on the negative real axis
+#: (Tsit5's ends at −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F.
+FRICTION_STEP = 1.5
 
 
 class Trajectory(eqx.Module):
@@ -374,6 +393,7 @@ def simulate(
     rest_speed=1e-8,
     near_distance=None,
     contact_history=False,
+    friction_steps=False,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -406,7 +426,8 @@ def simulate(
     adjoint : how diffrax differentiates the solves: ``None`` (default) for
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
         ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
-        (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters.
+        (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters. Through
+        stiff friction, either needs ``friction_steps``.
     max_events : most events in the run: contact onsets and separations, and
         the turning points of open contacts' gaps (where the bodies stop
         receding or approaching); more raise an error at run time. Only for
@@ -422,6 +443,12 @@ def simulate(
         is below d_n end segments at their turning points, and each step is
         bounded so that no farther contact can close its gap within it (see
         the module docstring): for scenes of many bodies. Adaptive steps only.
+    friction_steps : also bound every step by the stability of the
+        friction laws at the closed contacts (see the module docstring): for
+        derivatives (``jax.jvp``, ``jax.grad``) through phases where a slip
+        sits in a friction law's regularisation band, which are wrong without
+        it. It costs steps where the friction is stiff. Adaptive steps only;
+        only for models with ``Contact``s.
     contact_history : also save each contact family's penetration, gap and
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
@@ -478,10 +505,14 @@ def simulate(
         if dt is not None:
             raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
         near_distance = jnp.asarray(check_positive("near_distance", near_distance), dtype=float)
+    if not isinstance(friction_steps, bool):
+        raise TypeError(f"friction_steps must be True or False; got {friction_steps!r}")
+    if friction_steps and dt is not None:
+        raise ValueError("friction_steps bounds adaptive steps; it cannot be combined with a fixed step dt")
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
-        near_distance, bool(contact_history),
+        near_distance, bool(contact_history), friction_steps,
     )
 
 
@@ -659,21 +690,29 @@ def _event_values(families, t, y, args):
     )
 
 
-def _step_bound(families, t, y, args):
-    """Largest step with a near distance d_n: min over the approaching open contacts of max(−δ, d_n)/(2 δ̇) (s).
+def _step_bound(families, t, y, args, near, friction):
+    """Largest step (s): the least of the near distance's bound (``near``) and the friction's (``friction``).
 
-    The bodies' own approach δ̇ > 0 and distance −δ (at most the gap), not the
-    gap's rate: a zone recovering after a zero-force separation moves the gap
-    fast while the bodies do not move.
+    With a near distance d_n: min over the approaching open contacts of
+    max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
+    (at most the gap), not the gap's rate: a zone recovering after a
+    zero-force separation moves the gap fast while the bodies do not move.
+    With ``friction_steps``: ``FRICTION_STEP`` over the largest of the bodies'
+    summed ``Contact.slip_rates``.
     """
     model, status, *_, near_distance, _ = args
     q, v = (model.split(x) for x in y)
     bounds = []
-    for k, status_k in zip(families, status):
-        penetration, rate = model.forces[k].penetration_rate(q, v)
-        approaching = (status_k < CLOSED) & (rate > 0)
-        reach = jnp.maximum(-penetration, near_distance)
-        bounds.append(jnp.min(jnp.where(approaching, reach / (2.0 * jnp.where(approaching, rate, 1.0)), jnp.inf)))
+    if near:
+        for k, status_k in zip(families, status):
+            penetration, rate = model.forces[k].penetration_rate(q, v)
+            approaching = (status_k < CLOSED) & (rate > 0)
+            reach = jnp.maximum(-penetration, near_distance)
+            bounds.append(jnp.min(jnp.where(approaching, reach / (2.0 * jnp.where(approaching, rate, 1.0)), jnp.inf)))
+    if friction:
+        mobilities = body_mobilities(model.bodies)
+        rates = sum(model.forces[k].slip_rates(mobilities, q, v) for k in families)
+        bounds.append(FRICTION_STEP / jnp.max(rates))
     return jnp.min(jnp.stack(bounds))
 
 
@@ -684,16 +723,21 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     the step size the controller proposed at the end of the last segment
     (``args[-1]``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
-    at the segment's end (``SaveAt(controller_state=True)``). With
-    ``bounded`` (a ``near_distance``), every step is also bounded by
-    ``_step_bound``: the bound at the end of each accepted step limits the
-    next one; a rejected step is retried shorter than it was, so within the
-    bound of the last accepted state.
+    at the segment's end (``SaveAt(controller_state=True)``). With a
+    ``near_distance`` (``near``) or ``friction_steps`` (``friction``), every
+    step is also bounded by ``_step_bound``: the bound at the end of each
+    accepted step limits the next one; a rejected step is retried shorter
+    than it was, so within the bound of the last accepted state.
     """
 
     controller: dfx.PIDController
     families: tuple = eqx.field(static=True)
-    bounded: bool = eqx.field(static=True)
+    near: bool = eqx.field(static=True)
+    friction: bool = eqx.field(static=True)
+
+    @property
+    def bounded(self):
+        return self.near or self.friction
 
     @property
     def rtol(self):
@@ -707,8 +751,13 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     def norm(self):
         return self.controller.norm
 
+    def _bound(self, t, y, args):
+        # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
+        # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
+        return jax.lax.stop_gradient(_step_bound(self.families, t, y, args, self.near, self.friction))
+
     def wrap(self, direction):
-        return _SegmentController(self.controller.wrap(direction), self.families, self.bounded)
+        return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         hint = jax.lax.stop_gradient(args[-1])
@@ -718,7 +767,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
             lambda: self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order),
         )
         if self.bounded:
-            t_next = jnp.minimum(t_next, t0 + _step_bound(self.families, t0, y0, args))
+            t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
         return t_next, (state, t_next - t0)
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
@@ -728,7 +777,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         )
         if self.bounded:
             # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
-            bound = _step_bound(self.families, t1, y1_candidate, args)
+            bound = self._bound(t1, y1_candidate, args)
             next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
         proposal = jnp.where(keep, next_t1 - next_t0, proposal)
         return keep, next_t0, next_t1, jump, (state, proposal), result
@@ -827,7 +876,7 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
 @eqx.filter_jit
 def _simulate_events(
     model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
-    event_tol, rest_speed, near_distance, contact_history,
+    event_tol, rest_speed, near_distance, contact_history, friction_steps,
 ):
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
@@ -855,7 +904,7 @@ def _simulate_events(
     n_saves = len(save_times)
     padded_times = jnp.concatenate([save_times, jnp.full(n_saves, t_end)])
     if isinstance(controller, dfx.PIDController):
-        controller = _SegmentController(controller, tuple(families), near_distance is not None)
+        controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps)
     adaptive = isinstance(controller, _SegmentController)
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates

@@ -71,6 +71,19 @@ def test_zero_slip_gives_zero_force_and_the_regularised_jacobian(law, slope_at_r
     assert all(np.all(np.isfinite(leaf)) for leaf in jax.tree_util.tree_leaves(other_gradients))
 
 
+@pytest.mark.parametrize("law, slope_at_rest", LAWS, ids=LAW_IDS)
+def test_largest_slope_is_the_largest_eigenvalue_of_the_force_jacobian(law, slope_at_rest):
+    # −∂F/∂v, by autodiff of the force vector, against the law's two closed-form slopes (∂magnitude/∂|v| along
+    # the slip, magnitude/|v| across it), at rest and at slips below, inside and above the laws' bands
+    slips = [np.array([2e-5, -1e-5, 1e-5]), np.array([2e-4, -1e-4, 2e-4]), np.array([0.003, -0.004, 0.0]),
+             np.array([1.5, 0.0, -2.0])]
+    jacobian = jax.jit(jax.jacfwd(lambda v: law(NORMAL_FORCE, v)))
+    for slip in slips:
+        largest = np.max(np.linalg.eigvalsh(-np.asarray(jacobian(slip))))
+        assert float(law.largest_slope(NORMAL_FORCE, np.linalg.norm(slip))) == pytest.approx(largest, rel=1e-10)
+    assert float(law.largest_slope(NORMAL_FORCE, 0.0)) == pytest.approx(slope_at_rest, rel=1e-12, abs=1e-12)
+
+
 def test_jacobian_in_slip_matches_finite_differences():
     law = Stribeck(0.4, 0.25, 0.8, 0.05, 1e-3)
     slip_velocity = np.array([0.02, -0.01, 0.015])

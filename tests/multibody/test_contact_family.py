@@ -23,6 +23,7 @@ from diffimpact.multibody import (
     State,
     simulate,
 )
+from diffimpact.multibody.contact import body_mobilities
 
 MASS, RADIUS, STIFFNESS = 0.2, 0.03, 1e8
 
@@ -226,3 +227,45 @@ def test_near_distance_is_positive_and_needs_adaptive_steps():
             simulate(model, state, [0.1], LagrangeMultipliers(), near_distance=bad)
     with pytest.raises(ValueError, match="near_distance bounds adaptive steps"):
         simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, near_distance=NEAR)
+
+
+def _slipless_row(count):
+    """``count`` discs in a row along x, each pressing its neighbour by 0.1 mm, moving together (no slip)."""
+    x = (2 * RADIUS - 1e-4) * np.arange(count)
+    q = jnp.asarray(np.stack([x, np.zeros(count), np.zeros(count)], axis=1).reshape(-1))
+    v = jnp.asarray(np.tile([0.3, -0.2, 0.0], count))
+    return q, v
+
+
+def test_slip_rates_give_the_friction_eigenvalue_of_the_accelerations():
+    # Hertz without damping: the accelerations depend on the velocities through the friction alone, whose
+    # Jacobian for one stuck pair has the one eigenvalue −s_F (1/m + R'²/J) summed over both discs, R' = R − δ/2
+    # the lever arm of the contact point, s_F = μ f_N/v_reg; for a row, the bodies' sums bound the eigenvalues.
+    law, friction = Hertz(STIFFNESS, 1.5), Coulomb(0.3, 1e-3)
+    for count in (2, 3):
+        contacts = Contact.family(Contact(CircleCircle(i, (0.0, 0.0), RADIUS, i + 1, (0.0, 0.0), RADIUS), law,
+                                          friction) for i in range(count - 1))
+        model = Model(discs(count), forces=[contacts])
+        q, v = _slipless_row(count)
+        jacobian = jax.jacfwd(lambda v: LagrangeMultipliers().acceleration(model, q, v, 0.0))(v)
+        largest = np.max(-np.linalg.eigvals(np.asarray(jacobian)).real)
+        rates = np.asarray(contacts.slip_rates(body_mobilities(model.bodies), model.split(q), model.split(v)))
+        if count == 2:
+            lever = RADIUS - 0.5e-4
+            slope = 0.3 * STIFFNESS * 1e-4**1.5 / 1e-3
+            expected = slope * 2 * (1 / MASS + lever**2 / (0.5 * MASS * RADIUS**2))
+            np.testing.assert_allclose(rates, [expected, expected], rtol=1e-12)
+            assert largest == pytest.approx(expected, rel=1e-10)
+        else:
+            # the middle disc's two contacts: twice the end discs' rate, and at least the largest eigenvalue
+            np.testing.assert_allclose(rates, rates[0] * np.array([1.0, 2.0, 1.0]), rtol=1e-12)
+            assert largest <= rates.max() and largest > rates[0]
+
+
+def test_friction_steps_is_a_flag_and_needs_adaptive_steps():
+    model = Model(discs(2), forces=[pair(0, 1)])
+    state = State(jnp.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]), jnp.zeros(6))
+    with pytest.raises(TypeError, match="friction_steps must be True or False"):
+        simulate(model, state, [0.1], LagrangeMultipliers(), friction_steps=1)
+    with pytest.raises(ValueError, match="friction_steps bounds adaptive steps"):
+        simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, friction_steps=True)
