@@ -438,17 +438,19 @@ def rebound_velocity(run):
     return jnp.where(found, run.events.v[row, :3], jnp.nan)
 
 
-def cut_shot(p, friction, speed, cut, cue_x, object_x, rolling, duration, adjoint=None, rtol=SHOT_RTOL):
+def cut_shot(p, friction, speed, cut, cue_x, object_x, rolling, duration, adjoint=None, rtol=SHOT_RTOL,
+             friction_steps=False):
     """The two-ball shot of ``cut_shot_state`` on ``pair_model``, saved at 0 and ``duration`` (s).
 
-    Works under ``vmap`` over the numbers; ``adjoint`` as in ``simulate``, ``rtol`` as in
+    Works under ``vmap`` over the numbers; ``adjoint`` and ``friction_steps`` as in ``simulate``, ``rtol`` as in
     ``shot_tolerances``.
     """
     speed, cut, duration = _checked_cut_shot(speed, cut, duration)
     model = pair_model(p, friction)
     state = cut_shot_state(p, speed, cut, cue_x, object_x, rolling)
     return simulate(model, state, jnp.stack([jnp.zeros(()), duration]),
-                    LagrangeMultipliers(), max_events=24, adjoint=adjoint, **shot_tolerances(rtol))
+                    LagrangeMultipliers(), max_events=24, adjoint=adjoint, friction_steps=friction_steps,
+                    **shot_tolerances(rtol))
 
 
 def _signed_angle(a, b):

@@ -18,17 +18,16 @@ import numpy as np
 import pytest
 
 from diffimpact.contact import Alciatore
-from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 
 P = billiard.Parameters()
 SPEED, CUE_X, DURATION = 2.0, -0.1, 0.2
 
 
-def _cue_x(restitution, speed, adjoint=None):
-    """The cue ball's final x (m) of the head-on shot with ball–ball ``restitution``."""
+def _cue_x(restitution, speed, adjoint=None, **settings):
+    """The cue ball's final x (m) of the head-on shot with ball–ball ``restitution`` (``settings``: ``cut_shot``'s)."""
     p = dataclasses.replace(P, ball_restitution=restitution)
-    run = billiard.cut_shot(p, Alciatore(), speed, 0.0, CUE_X, 0.0, False, DURATION, adjoint=adjoint)
+    run = billiard.cut_shot(p, Alciatore(), speed, 0.0, CUE_X, 0.0, False, DURATION, adjoint=adjoint, **settings)
     return run.q[-1, 0]
 
 
@@ -54,12 +53,9 @@ def test_forward_mode_derivative_wrt_restitution_matches_central_differences(for
 
 @pytest.mark.slow  # about 1 min on 2 cores, most of it compiling
 def test_forward_mode_at_the_break_tolerance_with_friction_steps(forward, central_difference):
+    # rtol = 1e-3 (atol = 1e-5: ``shot_tolerances``)
     def cue_x(restitution):
-        p = dataclasses.replace(P, ball_restitution=restitution)
-        state = billiard.cut_shot_state(p, SPEED, 0.0, CUE_X, 0.0, False)
-        run = simulate(billiard.pair_model(p, Alciatore()), state, jnp.array([0.0, DURATION]), LagrangeMultipliers(),
-                       max_events=24, adjoint=diffrax.ForwardMode(), rtol=1e-3, atol=1e-5, friction_steps=True)
-        return run.q[-1, 0]
+        return _cue_x(restitution, SPEED, diffrax.ForwardMode(), rtol=1e-3, friction_steps=True)
 
     grad = float(jax.jit(lambda e: jax.jvp(cue_x, (e,), (1.0,))[1])(P.ball_restitution))
     fd = central_difference(lambda e: forward(e, SPEED), [P.ball_restitution], 0, relative_step=1e-3)
