@@ -107,7 +107,19 @@ Finished segments are skipped by ``lax.cond``; each segment is given the save
 times still ahead of it and keeps the values of those it reaches (a save time
 at an event gets the state after it). Gradients include the sensitivity
 of the event times (diffrax differentiates the located root), so ``jax.grad``
-through impacts is exact up to the tolerances. The contact forces themselves
+through impacts is exact up to the tolerances. Where a crossing leaves the
+accelerations continuous (turning points; onsets and separations of laws
+whose force vanishes at δ = 0 for every δ̇: ``Hertz``, ``HuntCrossley``,
+``HuntCrossleyImpact``), the motion past it depends on where the segment
+ends only through a law set at the onset, and the segment's end is taken as
+a constant instead: at a grazing crossing (ġ → 0) its derivative −(∂g/∂θ)/ġ
+grows without bound, and it multiplies the difference between the solver's
+interpolant and the vector field there, which blew up the derivatives of
+the four-ball break once its balls hopped on the cloth (docs/RESULTS.md,
+"Derivatives through grazing events"). The times and states of those
+events in ``Events``, and the effective mass and approach speed from which
+an ``ImpactLaw`` is set, still carry their derivatives (``_event_time_shifts``).
+The contact forces themselves
 are the continuous laws in every segment: the events only place the steps and
 switch the laws. Models without contacts take the single-solve path.
 
@@ -690,6 +702,74 @@ def _event_values(families, t, y, args):
     )
 
 
+def _continuous_events(contact):
+    """Whether the accelerations are continuous across (onset, separation) of ``contact``'s family (static).
+
+    A law whose force vanishes at δ = 0 for every δ̇ (f ∝ δⁿ: ``Hertz``,
+    ``HuntCrossley``, and ``HuntCrossleyImpact``, whose law is set from m and
+    ⁻δ̇ at the onset, ``resolve_at_onset`` with the onset's time derivative;
+    ``separates_at_zero_force`` False) switches on and off continuously, and
+    so does its friction (∝ f_N). Not so a linear damper (c δ̇ jumps at the
+    onset; its zero-force separation leaves a residual set there) or an impulse.
+    """
+    if contact.impulsive:
+        return False, False
+    vanishes = not contact.active_law.separates_at_zero_force
+    return vanishes, vanishes
+
+
+def _continuous_rows(families, model, status):
+    """(contacts, 3) flags, as ``_event_values``: the functions whose crossing leaves the accelerations continuous.
+
+    The turning points of open gaps (only the statuses change), the onsets and
+    separations of ``_continuous_events``; never a removal.
+    """
+    rows = []
+    for k, status_k in zip(families, status):
+        onset, separation = _continuous_events(model.forces[k])
+        first = jnp.where(status_k == CLOSED, separation, (status_k == RECEDING) | onset)
+        rows.append(jnp.stack([first, jnp.ones_like(first), jnp.zeros_like(first)], axis=1))
+    return jnp.concatenate(rows)
+
+
+def _event_function(families, t, y, args):
+    """The least of ``_event_values``, the function whose first down-crossing ends a segment.
+
+    Its value is that least value; its derivatives are those of the located
+    time. Where the crossing leaves the accelerations continuous
+    (``_continuous_rows``), the motion past it does not depend on where the
+    segment ends (but through a law set at the onset, which
+    ``_event_time_shifts`` carries), and the located time is taken as a constant: its
+    derivative, −(∂g/∂θ)/ġ by the implicit function theorem, grows without
+    bound at a grazing crossing (ġ → 0), where it would multiply the
+    difference between the solver's interpolant and the vector field
+    (docs/RESULTS.md, "Derivatives through grazing events"). (The value
+    stays g; its derivative in t is 1, in everything else 0.)
+    """
+    values = _event_values(families, t, y, args)
+    frozen = jax.lax.stop_gradient(values) + (t - jax.lax.stop_gradient(t))
+    return jnp.min(jnp.where(_continuous_rows(families, args[0], args[1]), frozen, values))
+
+
+def _event_time_shifts(families, model, status, values, due, t, q, v, args):
+    """Zero-valued shifts (contacts,) that carry the derivatives of the due continuous onsets and separations.
+
+    ``_event_function`` takes the time of a continuous crossing as a
+    constant; the time of each due onset or separation among them (a
+    position-level function g(t, q): the gap, or δ) is t + s with s = 0 and
+    ds = −dg/ġ (dg: the derivative of g at the located state, which includes
+    any derivative t itself carries; ġ = ∂g/∂t + ∂g/∂q · v), the implicit
+    function theorem. Returns s and the flags where it may be non-zero.
+    """
+    recorded = jnp.concatenate(status) != RECEDING  # (the first function of a receding contact is its turning point)
+    continuous = _continuous_rows(families, model, status)[:, 0] & due[:, 0] & recorded
+    _, rate = jax.jvp(lambda t, q: _event_values(families, t, (q, v), args)[:, 0], (t, q), (jnp.ones_like(t), v))
+    moved = continuous & (rate < 0)
+    slope = jax.lax.stop_gradient(jnp.where(moved, rate, -1.0))
+    first = values[:, 0]
+    return jnp.where(moved, -(first - jax.lax.stop_gradient(first)) / slope, 0.0), moved
+
+
 def _step_bound(families, t, y, args, near, friction):
     """Largest step (s): the least of the near distance's bound (``near``) and the friction's (``friction``).
 
@@ -798,7 +878,8 @@ def _contact_histories(families, t, y, args):
     return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
 
 
-def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed):
+def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed, shift,
+                  acceleration):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
     Returns ``(model, status, residual, released, v, contact_event, onset)``,
@@ -806,7 +887,9 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
     turning points of an open gap. The onsets of an impulsive family, with
     its other proximal members, are one impact (``impact_velocity``).
     Members whose ``removed`` (removal function) is due are removed for good
-    (with any event of theirs at the same instant).
+    (with any event of theirs at the same instant). ``shift`` and
+    ``acceleration`` (``_event_time_shifts``) carry the derivatives of the
+    onset times into the laws set at them.
     """
     contact = model.forces[k]
     qs, vs = model.split(q), model.split(v)
@@ -857,7 +940,7 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
         # a fresh impact sets the law; a return onto the recovering surface keeps it
         fresh = onset & (new_residual <= 0)
         resolved = jax.lax.cond(
-            jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t), lambda c: c, contact
+            jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t, shift, acceleration), lambda c: c, contact
         )
         contact = _select(fresh, resolved, contact)
         engaged = jnp.where(hit | removed, (new_status == CLOSED).astype(float), contact.engaged)
@@ -909,7 +992,7 @@ def _simulate_events(
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
     event = dfx.Event(
-        lambda t, y, args, **kwargs: jnp.min(_event_values(families, t, y, args)),
+        lambda t, y, args, **kwargs: _event_function(families, t, y, args),
         root_finder=_EventBisection(rtol=event_tol, atol=event_tol, flip=True),
         direction=False,
     )
@@ -960,10 +1043,14 @@ def _simulate_events(
                                   _select(saved, solution.ys[0], old_rows))
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
-            values = _event_values(
-                families, t1, (q1, v1), (model, status, residual, released, rest_speed, near_distance, hint)
-            )
+            segment_args = (model, status, residual, released, rest_speed, near_distance, hint)
+            values = _event_values(families, t1, (q1, v1), segment_args)
             due = happened & (values <= 0)
+            shift, moved = _event_time_shifts(families, model, status, values, due, t1, q1, v1, segment_args)
+            # the state at the event (recorded in ``Events``) moves with its time: q̇ = v, v̇ = a
+            a1 = jax.lax.cond(jnp.any(moved), lambda v: formulation.acceleration(model, q1, v, t1),
+                              jnp.zeros_like, v1)
+            record_shift = shift[jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))]
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
             for f, k in enumerate(families):
@@ -971,15 +1058,16 @@ def _simulate_events(
                 hit = rows[:, 0] | rows[:, 1]
                 new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
                     new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], rows[:, 2],
-                    q1, v1, t1, rest_speed,
+                    q1, v1, t1, rest_speed, shift[slots[f] : slots[f + 1]], a1,
                 )
                 new_status.append(status_f)
                 new_residual.append(residual_f)
                 new_released.append(released_f)
-                times.append(jnp.where(hit & event_f, t1, jnp.inf))
+                times.append(jnp.where(hit & event_f, t1 + shift[slots[f] : slots[f + 1]], jnp.inf))
                 onsets.append(hit & onset_f)
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
-            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1, v1)
+            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + record_shift * v1,
+                      v1 + record_shift * a1)
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
