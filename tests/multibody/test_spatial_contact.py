@@ -157,7 +157,8 @@ def test_sphere_face_penetration_is_continuous_across_the_rim():
     assert penetration(0.1 + 1e-3) == pytest.approx(-1e-3)  # outside: no contact
 
 
-@pytest.mark.slow  # forward mode through spatial contact events is checked by test_cushion_fit's compliant Jacobian
+@pytest.mark.slow  # 25-40 s; forward mode through contact events is checked in the default run by test_contact.py
+# (events of continuous laws) and test_sensitivity_two_pendulum.py, on planar bodies
 def test_gradient_of_post_impact_position_wrt_mass_matches_finite_differences(central_difference):
     # forward mode (reverse mode through contacts is tested in test_contact.py and costs twice the compile time)
     def normal_position(mass):
