@@ -1024,30 +1024,31 @@ def normal_response(model, contact, q, t):
     return w, response, 1.0 / jnp.sum(w * response, axis=1)
 
 
-def resolve_at_onset(model, contact, q, v, t, shift=None, acceleration=None):
+def resolve_at_onset(model, contact, q, v, t, shift=None, velocity_shift=None):
     """``contact`` with the law of every contact set for an impact at (q, v, t) (see ``Contact.at_onset``).
 
     m from ``normal_response`` and ⁻δ̇ = w · v; a non-approaching onset
     (⁻δ̇ ≤ 0, grazing) uses 1 m/s. A family without an ``ImpactLaw`` is returned as it is.
-    With ``shift`` (count,) and ``acceleration`` v̇ (n,), each contact's m and
-    ⁻δ̇ are moved along the motion by its shift s: m + s ṁ, ⁻δ̇ + s δ̈
-    (``simulate`` passes shifts of value zero that carry the derivatives of
-    the onset times).
+    With ``shift`` s (count,) and ``velocity_shift`` s v̇ (count, n), each
+    contact's m and ⁻δ̇ are moved along the motion by its s: m + s ṁ,
+    ⁻δ̇ + s ẇ · v + w · s v̇ (``simulate`` passes shifts of value zero that
+    carry the derivatives of the onset times).
     """
     if not isinstance(contact.law, ImpactLaw):
         return contact
 
-    def mass_rate(q, v, t):
+    def mass_gradient(q, t):
         w, _, mass = normal_response(model, contact, q, t)
-        return mass, w @ v
+        return mass, w
 
     if shift is None:
-        mass, rate = mass_rate(q, v, t)
+        mass, w = mass_gradient(q, t)
+        rate = w @ v
     else:
         t = jnp.asarray(t, dtype=float)
-        (mass, rate), (mass_rate_of_change, acceleration_along) = jax.jvp(
-            mass_rate, (q, v, t), (v, acceleration, jnp.ones_like(t)))
-        mass, rate = mass + shift * mass_rate_of_change, rate + shift * acceleration_along
+        (mass, w), (mass_change, w_change) = jax.jvp(mass_gradient, (q, t), (v, jnp.ones_like(t)))
+        rate = w @ v + shift * (w_change @ v) + jnp.sum(w * velocity_shift, axis=1)
+        mass = mass + shift * mass_change
     return contact.at_onset(mass, jnp.where(rate > 0, rate, 1.0))
 
 

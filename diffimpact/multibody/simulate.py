@@ -770,6 +770,31 @@ def _event_time_shifts(families, model, status, values, due, t, q, v, args):
     return jnp.where(moved, -(first - jax.lax.stop_gradient(first)) / slope, 0.0), moved
 
 
+def _without_derivatives(tree):
+    """``tree`` with its arrays' derivatives stopped."""
+    arrays, others = eqx.partition(tree, eqx.is_array)
+    return eqx.combine(jax.lax.stop_gradient(arrays), others)
+
+
+@eqx.filter_custom_jvp
+def _velocity_shift(shift, *, formulation, model, q, v, t):
+    """s v̇ (shifts s, (contacts,), of value zero: ``_event_time_shifts``): zeros (contacts, n), derivative ds v̇.
+
+    The accelerations v̇(q, v, t) are evaluated only where this is
+    differentiated, so a run without derivatives neither traces nor computes them.
+    """
+    return jnp.zeros(jnp.shape(shift) + jnp.shape(v))
+
+
+@_velocity_shift.def_jvp
+def _velocity_shift_jvp(primals, tangents, *, formulation, model, q, v, t):
+    (shift,), (d_shift,) = primals, tangents
+    zeros = _velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
+    if d_shift is None:
+        return zeros, jnp.zeros_like(zeros)
+    return zeros, d_shift[:, None] * formulation.acceleration(model, q, v, t)
+
+
 def _step_bound(families, t, y, args, near, friction):
     """Largest step (s): the least of the near distance's bound (``near``) and the friction's (``friction``).
 
@@ -879,7 +904,7 @@ def _contact_histories(families, t, y, args):
 
 
 def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed, shift,
-                  acceleration):
+                  velocity_shift):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
     Returns ``(model, status, residual, released, v, contact_event, onset)``,
@@ -888,8 +913,8 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
     its other proximal members, are one impact (``impact_velocity``).
     Members whose ``removed`` (removal function) is due are removed for good
     (with any event of theirs at the same instant). ``shift`` and
-    ``acceleration`` (``_event_time_shifts``) carry the derivatives of the
-    onset times into the laws set at them.
+    ``velocity_shift`` (``_event_time_shifts``, ``_velocity_shift``) carry the
+    derivatives of the onset times into the laws set at them.
     """
     contact = model.forces[k]
     qs, vs = model.split(q), model.split(v)
@@ -940,7 +965,7 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
         # a fresh impact sets the law; a return onto the recovering surface keeps it
         fresh = onset & (new_residual <= 0)
         resolved = jax.lax.cond(
-            jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t, shift, acceleration), lambda c: c, contact
+            jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t, shift, velocity_shift), lambda c: c, contact
         )
         contact = _select(fresh, resolved, contact)
         engaged = jnp.where(hit | removed, (new_status == CLOSED).astype(float), contact.engaged)
@@ -1047,10 +1072,10 @@ def _simulate_events(
             values = _event_values(families, t1, (q1, v1), segment_args)
             due = happened & (values <= 0)
             shift, moved = _event_time_shifts(families, model, status, values, due, t1, q1, v1, segment_args)
-            # the state at the event (recorded in ``Events``) moves with its time: q̇ = v, v̇ = a
-            a1 = jax.lax.cond(jnp.any(moved), lambda v: formulation.acceleration(model, q1, v, t1),
-                              jnp.zeros_like, v1)
-            record_shift = shift[jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))]
+            # the state at the event (recorded in ``Events``) and each onset's m and ⁻δ̇ move with its time
+            velocity_shift = _velocity_shift(shift, **_without_derivatives(
+                {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
+            segment_shift = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
             for f, k in enumerate(families):
@@ -1058,7 +1083,7 @@ def _simulate_events(
                 hit = rows[:, 0] | rows[:, 1]
                 new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
                     new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], rows[:, 2],
-                    q1, v1, t1, rest_speed, shift[slots[f] : slots[f + 1]], a1,
+                    q1, v1, t1, rest_speed, shift[slots[f] : slots[f + 1]], velocity_shift[slots[f] : slots[f + 1]],
                 )
                 new_status.append(status_f)
                 new_residual.append(residual_f)
@@ -1066,8 +1091,8 @@ def _simulate_events(
                 times.append(jnp.where(hit & event_f, t1 + shift[slots[f] : slots[f + 1]], jnp.inf))
                 onsets.append(hit & onset_f)
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
-            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + record_shift * v1,
-                      v1 + record_shift * a1)
+            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + shift[segment_shift] * v1,
+                      v1 + velocity_shift[segment_shift])
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
