@@ -164,6 +164,7 @@ import time
 
 import diffimpact.cli as cli
 
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, even where SIGINT came in ignored (`cmd &`)
 try:
     cli._import_jax()
 except KeyboardInterrupt:

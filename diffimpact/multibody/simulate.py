@@ -759,7 +759,7 @@ def _event_time_shifts(families, model, status, values, due, t, q, v, args):
     position-level function g(t, q): the gap, or δ) is t + s with s = 0 and
     ds = −dg/ġ (dg: the derivative of g at the located state, which includes
     any derivative t itself carries; ġ = ∂g/∂t + ∂g/∂q · v), the implicit
-    function theorem. Returns s and the flags where it may be non-zero.
+    function theorem.
     """
     recorded = jnp.concatenate(status) != RECEDING  # (the first function of a receding contact is its turning point)
     continuous = _continuous_rows(families, model, status)[:, 0] & due[:, 0] & recorded
@@ -767,7 +767,7 @@ def _event_time_shifts(families, model, status, values, due, t, q, v, args):
     moved = continuous & (rate < 0)
     slope = jax.lax.stop_gradient(jnp.where(moved, rate, -1.0))
     first = values[:, 0]
-    return jnp.where(moved, -(first - jax.lax.stop_gradient(first)) / slope, 0.0), moved
+    return jnp.where(moved, -(first - jax.lax.stop_gradient(first)) / slope, 0.0)
 
 
 def _without_derivatives(tree):
@@ -1071,11 +1071,11 @@ def _simulate_events(
             segment_args = (model, status, residual, released, rest_speed, near_distance, hint)
             values = _event_values(families, t1, (q1, v1), segment_args)
             due = happened & (values <= 0)
-            shift, moved = _event_time_shifts(families, model, status, values, due, t1, q1, v1, segment_args)
+            shift = _event_time_shifts(families, model, status, values, due, t1, q1, v1, segment_args)
             # the state at the event (recorded in ``Events``) and each onset's m and ⁻δ̇ move with its time
             velocity_shift = _velocity_shift(shift, **_without_derivatives(
                 {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
-            segment_shift = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))
+            first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
             for f, k in enumerate(families):
@@ -1091,8 +1091,8 @@ def _simulate_events(
                 times.append(jnp.where(hit & event_f, t1 + shift[slots[f] : slots[f + 1]], jnp.inf))
                 onsets.append(hit & onset_f)
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
-            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + shift[segment_shift] * v1,
-                      v1 + velocity_shift[segment_shift])
+            record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + shift[first_due] * v1,
+                      v1 + velocity_shift[first_due])
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
