@@ -2,6 +2,16 @@
 
 Importing the package enables double precision in JAX (``jax_enable_x64``):
 impact results (restitution to 1e-8, stiffnesses up to 1e10 N/m^n) need it.
+On x86-64 it also caps XLA's CPU code at AVX (``XLA_FLAGS``
+``--xla_cpu_max_isa=AVX``), unless the flags already name an ISA or JAX's
+CPU backend has started: AVX has no fused multiply-add, which XLA otherwise
+forms wherever an expression allows, so that two copies of a computation
+(a contact and its mirror image, a row in a batch's vectorised part and one
+in its remainder) round differently. Without FMA, and with the contact
+forces summed exactly (``diffimpact._exact_sums``), a mirror-symmetric
+break stays mirror-symmetric to the last bit, and runs give the same bits on
+any x86 machine with AVX. It cost no time in the 16-ball break
+(docs/RESULTS.md, "Mirror symmetry to the last bit").
 The subpackages and the functions exported here load on first use (PEP 562),
 so that the command line (``diffimpact.cli``) starts without JAX and answers
 a Ctrl-C with its one line from the start.
@@ -9,12 +19,26 @@ a Ctrl-C with its one line from the start.
 
 import importlib
 import os
+import platform
 import sys
 
 if "jax" in sys.modules:
     sys.modules["jax"].config.update("jax_enable_x64", True)
 else:
     os.environ["JAX_ENABLE_X64"] = "1"  # JAX reads it when it is imported
+
+
+def _cap_cpu_isa():
+    """Add ``--xla_cpu_max_isa=AVX`` to ``XLA_FLAGS`` (module docstring), read when JAX's backends start."""
+    if platform.machine().lower() not in ("x86_64", "amd64") or "xla_cpu_max_isa" in os.environ.get("XLA_FLAGS", ""):
+        return
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    if bridge is not None and getattr(bridge, "_backends", None):
+        return  # too late: the flags were read
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX").strip()
+
+
+_cap_cpu_isa()
 
 #: The names exported here: a subpackage (None) or the subpackage that defines the function.
 _EXPORTS = {"contact": None, "impact": None, "multibody": None, "central_impact": "impact",

@@ -59,6 +59,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._exact_sums import body_totals, exact_sum
 from diffimpact._validation import check_positive, check_range, is_concrete, unit_vector
 from diffimpact.contact._math import dot, normal_frame, positive_power, safe_norm
 from diffimpact.contact import damping_factors
@@ -71,7 +72,7 @@ from diffimpact.multibody.bodies import (
     SPATIAL_SIZE, matvec, orientation, point_force, point_position, point_velocity, position,
 )
 from diffimpact.multibody.forces import Force
-from diffimpact.multibody.formulations import _saddle_point_solve
+from diffimpact.multibody.formulations import _saddle_point_solve, constrained_acceleration
 
 # --- geometries -------------------------------------------------------------------
 
@@ -967,8 +968,8 @@ class Contact(Force):
         if self.impulsive:
             return jnp.zeros_like(q)
         on_i, on_j = self.each(_contact_force, q, v)
-        total = jnp.zeros((q.shape[0] + 1, q.shape[1])).at[self.geometry.body_i].add(on_i)
-        return total.at[self.geometry.body_j].add(on_j)[:-1]
+        return body_totals(jnp.concatenate([on_i, on_j]),
+                           jnp.concatenate([self.geometry.body_i, self.geometry.body_j]), q.shape[0])
 
     def potential_energy(self, bodies, q):
         """Elastic energy Σ k δ^(n+1)/(n+1) stored in the contacts (J), δ > 0; zero when impulsive."""
@@ -1009,19 +1010,21 @@ def normal_response(model, contact, q, t):
     Returns arrays of shapes (count, n), (count, n), (count,). M_c⁻¹ w is the
     velocity change per unit generalised impulse w under the constraints:
     ``[[M, Dᵀ], [D, 0]] [Δv; λ] = [w; 0]`` (the impulsive form of eq.
-    (2.20) of [Gismeros Moreno 2022], with Δ(D v) = 0), one factorisation for
-    all contacts. m is the effective mass of eq. (3) of [Poursina 2020] for the
-    contact normal of the constrained system.
+    (2.20) of [Gismeros Moreno 2022], with Δ(D v) = 0), solved as the
+    accelerations are (``constrained_acceleration``: body by body where the
+    system splits). m is the effective mass of eq. (3) of [Poursina 2020] for
+    the contact normal of the constrained system; its sum over the
+    coordinates, like ⁻δ̇ = w · v in ``resolve_at_onset``, is exact
+    (``exact_sum``), so that mirror-image contacts get the same law.
     """
     poses = stack_poses(model.split(q))
     i, j = contact.geometry.body_i, contact.geometry.body_j
     gradient = jax.grad(lambda c, a, b: c.geometry.penetration(a, b), argnums=(1, 2))
     on_i, on_j = jax.vmap(gradient)(contact, poses[i], poses[j])
     w = jax.vmap(lambda a, b, bi, bj: _generalized(a, b, bi, bj, len(model.bodies)))(on_i, on_j, i, j)
-    constraint = model.jacobian(q, t)
-    zero = jnp.zeros((constraint.shape[0], contact.count))
-    response = _saddle_point_solve(model.mass_matrix(q), constraint, w.T, zero).T
-    return w, response, 1.0 / jnp.sum(w * response, axis=1)
+    zero = jnp.zeros(model.jacobian(q, t).shape[0])
+    response = jax.vmap(lambda force: constrained_acceleration(model, q, t, force, zero))(w)
+    return w, response, 1.0 / exact_sum(w * response)
 
 
 def resolve_at_onset(model, contact, q, v, t, shift=None, velocity_shift=None):
@@ -1043,11 +1046,11 @@ def resolve_at_onset(model, contact, q, v, t, shift=None, velocity_shift=None):
 
     if shift is None:
         mass, w = mass_gradient(q, t)
-        rate = w @ v
+        rate = exact_sum(w * v)
     else:
         t = jnp.asarray(t, dtype=float)
         (mass, w), (mass_change, w_change) = jax.jvp(mass_gradient, (q, t), (v, jnp.ones_like(t)))
-        rate = w @ v + shift * (w_change @ v) + jnp.sum(w * velocity_shift, axis=1)
+        rate = exact_sum(w * v) + shift * (w_change @ v) + jnp.sum(w * velocity_shift, axis=1)
         mass = mass + shift * mass_change
     return contact.at_onset(mass, jnp.where(rate > 0, rate, 1.0))
 

@@ -26,6 +26,8 @@ def test_quick_break_writes_its_files_and_loses_energy(tmp_path):
     # |p| drift by 3 % within the 0.3 s: the module docstring of the study)
     drift = float(re.search(r"max \| \|p\| − 1 \|: (\S+)", summary).group(1))
     assert drift < 0.01
+    # the rack and the shot are mirror-symmetric about y = 0, and so is the arithmetic (exact force sums, no FMA)
+    assert float(re.search(r"largest mirror error about y = 0: (\S+) m", summary).group(1)) == 0.0
     columns = read_csv(tmp_path / "break.csv")
     energy = columns["energy_J"]
     # friction and the collisions only dissipate, up to the integration error between saves: rtol × E
