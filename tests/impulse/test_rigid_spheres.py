@@ -26,7 +26,9 @@ def test_a_sphere_resting_on_a_plane_stays_at_rest_with_impulse_m_g_dt(normal):
     np.testing.assert_allclose(trajectory.state.position[:, 0], np.broadcast_to(start, (201, 3)), atol=1e-15)
     np.testing.assert_allclose(trajectory.state.velocity, 0.0, atol=1e-13)
     np.testing.assert_allclose(trajectory.impulse[:, 0, 0], mass * G * dt, rtol=1e-11)
-    np.testing.assert_allclose(trajectory.impulse[:, 0, 1:], 0.0, atol=1e-18)
+    # no tangential impulse, up to the round-off of the impulse itself (the tilted plane's gravity is split into
+    # components and recombined): ε m g dt = 4.4e-18 N s (1e-18 held only with XLA's fused multiply-adds)
+    np.testing.assert_allclose(trajectory.impulse[:, 0, 1:], 0.0, atol=np.finfo(float).eps * mass * G * dt)
 
 
 V0, MU, RADIUS, MASS, DT = 2.0, 0.3, 0.1, 2.0, 1e-3
