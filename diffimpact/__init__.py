@@ -9,9 +9,9 @@ forms wherever an expression allows, so that two copies of a computation
 (a contact and its mirror image, a row in a batch's vectorised part and one
 in its remainder) round differently. Without FMA, and with the contact
 forces summed exactly (``diffimpact._exact_sums``), a mirror-symmetric
-break stays mirror-symmetric to the last bit, and runs give the same bits on
-any x86 machine with AVX. It cost no time in the 16-ball break
-(docs/RESULTS.md, "Mirror symmetry to the last bit").
+break stays mirror-symmetric to the last bit (docs/RESULTS.md, "Mirror
+symmetry to the last bit", with what the change cost). ARM and GPUs still
+fuse multiply-adds.
 The subpackages and the functions exported here load on first use (PEP 562),
 so that the command line (``diffimpact.cli``) starts without JAX and answers
 a Ctrl-C with its one line from the start.

@@ -6,7 +6,7 @@ effective mass and approach speed of a contact are sums over every
 coordinate of the model, which XLA reduces in vector lanes by position: a
 mirror-image ball, or contact, sums the same terms (up to sign) in another
 order and comes out a few ulp off its partner. A break is chaotic and
-amplifies that to centimetres (docs/RESULTS.md, "The 16-ball break").
+amplifies that to metres (docs/RESULTS.md, "The 16-ball break").
 
 Here each group of terms is summed exactly: scaled by the power of two
 2^(b − e) (2^e just above the group's largest |term|, b = 62 − ⌈log₂(m + 1)⌉

@@ -1022,7 +1022,7 @@ def normal_response(model, contact, q, t):
     gradient = jax.grad(lambda c, a, b: c.geometry.penetration(a, b), argnums=(1, 2))
     on_i, on_j = jax.vmap(gradient)(contact, poses[i], poses[j])
     w = jax.vmap(lambda a, b, bi, bj: _generalized(a, b, bi, bj, len(model.bodies)))(on_i, on_j, i, j)
-    zero = jnp.zeros(model.jacobian(q, t).shape[0])
+    zero = jnp.zeros_like(model.constraint(q, t))
     response = jax.vmap(lambda force: constrained_acceleration(model, q, t, force, zero))(w)
     return w, response, 1.0 / exact_sum(w * response)
 

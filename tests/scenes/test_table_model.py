@@ -29,6 +29,7 @@ def test_the_sixteen_ball_table_has_three_contact_families_of_every_ball_pair_an
         billiard.table_model(P, 17)
 
 
+@pytest.mark.without_fma
 def test_a_mirror_image_state_of_the_packed_rack_gets_the_mirror_image_accelerations_to_the_last_bit():
     # The rack squeezed so that every ball presses on its neighbours (up to six ball–ball forces on one ball),
     # moving and spinning, mirror-symmetric about y = 0: the accelerations must be the mirror image, bit for bit.
