@@ -1,5 +1,9 @@
 """Where one evaluation of the 16-ball table's accelerations goes: its parts, timed, and its fused loops.
 
+The accelerations are timed twice: summing the forces of every member of each contact family, and, as
+``simulate`` does with the table's ``max_closed`` (``billiard.max_closed``), of at most 48 members of the
+ball–ball and ball–cushion families (their closed ones, gathered once per segment).
+
 Each part is timed inside a compiled loop of ``--evaluations`` (no dispatch), with the model's float
 parameters as arguments of the compiled function, as inside ``simulate`` (its integer body indices are
 constants there too), at a perturbed break state with every ball on the cloth (``saddle_point.perturbed_break``); the best of ``--repeats``
@@ -20,6 +24,7 @@ import numpy as np
 
 from diffimpact.multibody import LagrangeMultipliers
 from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
 from saddle_point import perturbed_break
 
 simulation = sys.modules["diffimpact.multibody.simulate"]
@@ -50,29 +55,41 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     model, state, q, v = perturbed_break()
-    params, static = eqx.partition(model, eqx.is_inexact_array)
     t = state.t
     formulation = LagrangeMultipliers()
     families = simulation._contact_indices(model)
+    # as inside ``simulate``: a contact is engaged while closed (here: while the bodies overlap), and each
+    # segment's accelerations take only the closed members of the larger families (``max_closed``, the table's
+    # ``billiard.max_closed``: 48 of the 120 pairs and of the 96 ball–cushion contacts), gathered once per segment
+    for k in families:
+        overlap = model.forces[k].penetration(model.split(q)) > 0
+        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, overlap.astype(float))
+    closed_only, _ = simulation._closed_members(model, families, billiard.max_closed())
+    params, static = eqx.partition(model, eqx.is_inexact_array)
     zeros = tuple(jnp.zeros(model.forces[k].count) for k in families)
     status = tuple(jnp.zeros(model.forces[k].count, int) for k in families)
 
-    def args_of(m):  # the segment's args of simulate: statuses, rest speed, the break's near distance
-        return (m, status, zeros, zeros, 1e-8, table.NEAR_DISTANCE)
+    def args_of(m):  # the segment's args of simulate: statuses, rest speed, the break's near distance, step hint
+        return (m, status, zeros, zeros, 1e-8, table.NEAR_DISTANCE, 0.0, m)
 
-    parts = {
-        "accelerations": lambda m, q, v: formulation.acceleration(m, q, v, t),
-        "  generalised forces": lambda m, q, v: m.generalized_force(q, v, t),
-        "    cloth (16)": lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)),
-        "    ball pairs (120)": lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)),
-        "    ball–cushion (96)": lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)),
-        "event function": lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m)),
-        "near distance's step bound": lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m)),
-    }
+    def accelerations(m, q, v):
+        return formulation.acceleration(m, q, v, t)
+
+    parts = [  # (name, part, the model it runs on)
+        ("accelerations, every member", accelerations, model),
+        ("accelerations, closed only", accelerations, closed_only),
+        ("  generalised forces", lambda m, q, v: m.generalized_force(q, v, t), model),
+        ("    cloth (16)", lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)), model),
+        ("    ball pairs (120)", lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)), model),
+        ("    ball–cushion (96)", lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)), model),
+        ("event function", lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m)), model),
+        ("near distance's step bound",
+         lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m), True, False), model),
+    ]
     print(f"16-ball table, one evaluation (best of {args.repeats} compiled loops of {args.evaluations})")
-    for name, part in parts.items():
-        seconds = per_evaluation(part, params, static, q, v, args.evaluations, args.repeats)
-        print(f"  {name:28s} {1e6 * seconds:8.1f} µs")
+    for name, part, on in parts:
+        seconds = per_evaluation(part, *eqx.partition(on, eqx.is_inexact_array), q, v, args.evaluations, args.repeats)
+        print(f"  {name:30s} {1e6 * seconds:8.1f} µs")
     compiled = jax.jit(lambda params, q, v: formulation.acceleration(eqx.combine(params, static), q, v, t))
     text = compiled.lower(params, q, v).compile().as_text()
     entry = text[text.index("ENTRY"):]

@@ -1,6 +1,11 @@
-"""Events at scale: the 16-ball break with every open gap's turning points watched, and with ``near_distance``.
+"""Events at scale: the 16-ball break watching every open gap, with ``near_distance``, and with ``max_closed``.
 
-Both runs in one process, with ``reproduce break``'s settings otherwise
+Three runs in one process: every open gap's turning points watched; only
+those of gaps under the near distance (``--near``); and that with each
+segment's accelerations summing only the closed contacts' forces (the
+table's ``max_closed``, ``billiard.max_closed``: at most 48 members of the
+ball–ball and ball–cushion families instead of 120 and 96). The first two
+sum every member's force. ``reproduce break``'s settings otherwise
 (``diffimpact.reproduce.table``: ``table.FORMULATION``, Baumgarte at α = β =
 20, rtol = 1e-3, atol = 1e-6, saves every 2 ms). For each: compile and run
 time apart (``_timing.timed``), accepted steps, integration segments, the
@@ -38,28 +43,30 @@ def main():
     model, state, times = billiard.table_model(p), billiard.break_state(p), table.save_times(args.duration)
     print(f"16-ball break, {args.duration:g} s, cloth damping ratio {args.cloth_damping:g}, "
           f"{type(formulation).__name__}")
-    print(f"{'near distance':>14} {'compile (s)':>11} {'run (s)':>8} {'steps':>7} {'segments':>8} {'events':>6}  "
-          "cloth / ball–ball / ball–cushion onsets  energy rise (J)  max | |p| − 1 |")
-    runs, last = {}, {}
-    for near in (None, args.near):
+    print(f"{'near distance':>14} {'forces of':>12} {'compile (s)':>11} {'run (s)':>8} {'steps':>7} {'µs/step':>7} "
+          f"{'segments':>8} {'events':>6}  cloth / ball–ball / ball–cushion onsets  energy rise (J)  max | |p| − 1 |")
+    runs, last = [], {}
+    for near, max_closed in ((None, None), (args.near, None), (args.near, billiard.max_closed())):
         def run():
-            last["run"] = simulate(model, state, times, formulation, max_events=table.MAX_EVENTS,
-                                   max_steps=table.MAX_STEPS, near_distance=near, **table.TOLERANCES)
+            settings = {**table.settings(model), "near_distance": near, "max_closed": max_closed}
+            last["run"] = simulate(model, state, times, formulation, max_events=table.MAX_EVENTS, **settings)
             return last["run"].q
 
         first, best = timed(run, repeats=args.repeats)
         trajectory = last["run"]
         events = trajectory.events
-        count = int(events.count)
+        count, steps = int(events.count), int(trajectory.steps)
         family, onset = np.asarray(events.contact[:count]), np.asarray(events.onset[:count])
         onsets = " / ".join(str(int(np.sum((family == k) & onset))) for k in (1, 2, 3))
-        label = "all gaps" if near is None else f"{near:g} m"
-        print(f"{label:>14} {first - best:11.1f} {best:8.2f} {int(trajectory.steps):7d} {int(trajectory.segments):8d} "
-              f"{count:6d}  {onsets:>39}  {table.energy_rise(trajectory.energy):15.2e}  "
-              f"{table.euler_drift(trajectory.q):.2e}")
-        runs[label] = best
-    (a, ta), (b, tb) = runs.items()
-    print(f"run time {b} / {a}: {tb / ta:.2f}")
+        label = ("all gaps" if near is None else f"{near:g} m",
+                 "all members" if max_closed is None else f"≤ {max_closed} closed")
+        print(f"{label[0]:>14} {label[1]:>12} {first - best:11.1f} {best:8.2f} {steps:7d} {1e6 * best / steps:7.0f} "
+              f"{int(trajectory.segments):8d} {count:6d}  {onsets:>39}  "
+              f"{table.energy_rise(trajectory.energy):15.2e}  {table.euler_drift(trajectory.q):.2e}")
+        runs.append((", ".join(label), best, steps))
+    (a, ta, sa) = runs[0]
+    for b, tb, sb in runs[1:]:
+        print(f"{b} / {a}: run time {tb / ta:.2f}, time per step {(tb / sb) / (ta / sa):.2f}")
 
 
 if __name__ == "__main__":

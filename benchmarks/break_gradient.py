@@ -69,9 +69,9 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory."""
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1])
     model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
-    return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, rtol=rtol, atol=1e-3 * rtol,
-                    max_steps=table.MAX_STEPS, max_events=max_events, near_distance=table.NEAR_DISTANCE,
-                    adjoint=adjoint, friction_steps=friction_steps)
+    settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
+    return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=max_events,
+                    adjoint=adjoint, friction_steps=friction_steps, **settings)
 
 
 def _cue_xy(run):

@@ -46,7 +46,7 @@ def _with_pairs(model, p, friction):
 
 def _run(model, state, duration):
     return simulate(model, state, np.linspace(0.0, duration, SAVES), table.FORMULATION, max_events=table.MAX_EVENTS,
-                    max_steps=table.MAX_STEPS, near_distance=table.NEAR_DISTANCE, **table.TOLERANCES)
+                    **table.settings(model))
 
 
 def main():

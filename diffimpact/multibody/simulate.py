@@ -66,6 +66,14 @@ turned to approach) has its turning point due on entering the near zone,
 where the segment ends and the status is set right. Segments then grow
 with the impacts and the near approaches, not with the pairs.
 
+Only the closed contacts push (``max_closed``). Inside ``simulate`` a
+contact exerts its force only while closed, and the closed set changes only
+at events, so with ``max_closed`` each segment gathers the closed members
+of every larger family (at most ``max_closed``) and its accelerations sum
+only their forces: for the 16-ball table, at most 48 of the 120 pairs and
+of the 96 ball–cushion contacts (docs/RESULTS.md, "Only the closed contacts
+push").
+
 Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
 damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
 δ_r (eq. (51)). The deformed zone then recovers by the law without the body,
@@ -406,6 +414,7 @@ def simulate(
     near_distance=None,
     contact_history=False,
     friction_steps=False,
+    max_closed=None,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -461,6 +470,14 @@ def simulate(
         sits in a friction law's regularisation band, which are wrong without
         it. It costs steps where the friction is stiff. Adaptive steps only;
         only for models with ``Contact``s.
+    max_closed : most contacts of one family closed at the same time, or
+        ``None`` (default) for no limit. With it, each segment's
+        accelerations evaluate, of every larger family, only its closed
+        members (the others exert no force until an event closes them), at
+        most ``max_closed``: for scenes of many bodies, where few of the
+        pairs touch at once (16 balls on a table: at most 6 neighbours in
+        the plane each, 48 pairs of 120). More raise an error at run time.
+        Only for models with ``Contact``s.
     contact_history : also save each contact family's penetration, gap and
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
@@ -499,6 +516,9 @@ def simulate(
     save_times = _check_save_times(save_times)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
+    if max_closed is not None and (isinstance(max_closed, bool) or not isinstance(max_closed, (int, np.integer))
+                                   or max_closed < 1):
+        raise ValueError(f"max_closed must be an int >= 1 or None; got {max_closed!r}")
     if dt is None:
         rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
         dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
@@ -524,7 +544,7 @@ def simulate(
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
-        near_distance, bool(contact_history), friction_steps,
+        near_distance, bool(contact_history), friction_steps, None if max_closed is None else int(max_closed),
     )
 
 
@@ -683,7 +703,7 @@ def _event_values(families, t, y, args):
     separation), so none has a root there: a bounce shorter than the first
     step is still seen.
     """
-    model, status, residual, released, rest_speed, near_distance, _ = args
+    model, status, residual, released, rest_speed, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
 
     def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
@@ -805,7 +825,7 @@ def _step_bound(families, t, y, args, near, friction):
     With ``friction_steps``: ``FRICTION_STEP`` over the largest of the bodies'
     summed ``Contact.slip_rates``.
     """
-    model, status, *_, near_distance, _ = args
+    model, status, _, _, _, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
     bounds = []
     if near:
@@ -826,7 +846,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
 
     A segment starts where an event ended the last one. Its first step is
     the step size the controller proposed at the end of the last segment
-    (``args[-1]``, 0 at the first segment, which takes diffrax's initial step
+    (``args[6]``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
     at the segment's end (``SaveAt(controller_state=True)``). With a
     ``near_distance`` (``near``) or ``friction_steps`` (``friction``), every
@@ -865,7 +885,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        hint = jax.lax.stop_gradient(args[-1])
+        hint = jax.lax.stop_gradient(args[6])
         t_next, state = jax.lax.cond(
             hint > 0,
             lambda: self.controller.init(terms, t0, t1, y0, hint, args, func, error_order),
@@ -901,6 +921,33 @@ def _contact_histories(families, t, y, args):
                               friction)
 
     return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
+
+
+def _closed_members(model, families, max_closed):
+    """The model whose contact families hold only their closed members, and whether a family had more than allowed.
+
+    Inside ``simulate`` only a closed contact exerts a force (``engaged``), and
+    the closed set changes only at events, so a segment's accelerations need
+    no other members. Each non-impulsive family with more than
+    ``max_closed`` members keeps ``max_closed`` of them: its closed ones, in
+    the family's order, then copies of member 0 with ``engaged`` 0 (no
+    force). ``max_closed`` ``None``: the model as it is. The second result
+    is True where a family had more than ``max_closed`` closed members.
+    """
+    too_many = jnp.asarray(False)
+    if max_closed is None:
+        return model, too_many
+    for k in families:
+        contact = model.forces[k]
+        if contact.impulsive or contact.count <= max_closed:
+            continue
+        closed = contact.engaged > 0.5
+        count = jnp.sum(closed)
+        kept = jax.tree.map(lambda x: x[jnp.nonzero(closed, size=max_closed, fill_value=0)[0]], contact)
+        kept = eqx.tree_at(lambda c: c.engaged, kept, jnp.where(jnp.arange(max_closed) < count, kept.engaged, 0.0))
+        model = eqx.tree_at(lambda m: m.forces[k], model, kept)
+        too_many = too_many | (count > max_closed)
+    return model, too_many
 
 
 def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed, shift,
@@ -984,7 +1031,7 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
 @eqx.filter_jit
 def _simulate_events(
     model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
-    event_tol, rest_speed, near_distance, contact_history, friction_steps,
+    event_tol, rest_speed, near_distance, contact_history, friction_steps, max_closed,
 ):
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
@@ -1022,10 +1069,11 @@ def _simulate_events(
         direction=False,
     )
 
+    # A segment's args: (model, status, residual, released, rest_speed, near_distance, the controller's step
+    # hint, the model with its closed contacts only: ``_closed_members``), the last for the accelerations.
     def vector_field(t, y, args):
-        model = args[0]
         q, v = y
-        return v, formulation.acceleration(model, q, v, t)
+        return v, formulation.acceleration(args[-1], q, v, t)
 
     if contact_history:
         def to_save(t, y, args):
@@ -1041,14 +1089,17 @@ def _simulate_events(
         def run(_):
             passed = jnp.sum(save_times < t0)
             ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, n_saves)
+            closed_only, too_many = _closed_members(model, families, max_closed)
+            segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only)
             solution = dfx.diffeqsolve(
                 dfx.ODETerm(vector_field),
                 formulation.wrap_solver(model, solver),
                 t0=t0,
                 t1=t_end,
                 dt0=dt0,
-                y0=(q, v),
-                args=(model, status, residual, released, rest_speed, near_distance, hint),
+                y0=(eqx.error_if(q, too_many, f"more than max_closed = {max_closed} contacts of one family "
+                                 "closed at once; increase max_closed"), v),
+                args=segment_args,
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True)),
                     controller_state=adaptive,
@@ -1068,7 +1119,6 @@ def _simulate_events(
                                   _select(saved, solution.ys[0], old_rows))
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
-            segment_args = (model, status, residual, released, rest_speed, near_distance, hint)
             values = _event_values(families, t1, (q1, v1), segment_args)
             due = happened & (values <= 0)
             shift = _event_time_shifts(families, model, status, values, due, t1, q1, v1, segment_args)
@@ -1109,7 +1159,7 @@ def _simulate_events(
 
     zeros = tuple(jnp.zeros(count) for count in counts)
     shapes = jax.eval_shape(
-        to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance, 0.0)
+        to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance, 0.0, model)
     )
     # rows past the last save time take the padding's rows
     nan = jax.tree.map(lambda x: jnp.full((2 * n_saves,) + x.shape, jnp.nan), shapes)

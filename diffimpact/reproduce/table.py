@@ -130,8 +130,15 @@ def euler_drift(q):
     return float(np.abs(np.linalg.norm(poses[:, 3:], axis=1) - 1.0).max())
 
 
+def settings(model):
+    """``simulate``'s keyword arguments for the table ``model``: ``TOLERANCES``, ``MAX_STEPS``, ``NEAR_DISTANCE``,
+    and ``max_closed`` for its balls (``billiard.max_closed``)."""
+    return dict(max_steps=MAX_STEPS, near_distance=NEAR_DISTANCE, max_closed=billiard.max_closed(len(model.bodies)),
+                **TOLERANCES)
+
+
 def integrate(model, state, times, max_events, formulation=None, max_step=None):
-    """``simulate`` with the table's settings: ``TOLERANCES``, ``MAX_STEPS`` and ``NEAR_DISTANCE``.
+    """``simulate`` with the table's ``settings``.
 
     ``formulation``: default ``FORMULATION``; ``max_step``: the largest
     adaptive step (s), default none (the ``formulations`` study sets the
@@ -139,8 +146,7 @@ def integrate(model, state, times, max_events, formulation=None, max_step=None):
     only in it, in ``state`` or in the values of ``times`` share one compilation.
     """
     formulation = FORMULATION if formulation is None else formulation
-    return simulate(model, state, times, formulation, max_events=max_events, max_steps=MAX_STEPS,
-                    near_distance=NEAR_DISTANCE, max_step=max_step, **TOLERANCES)
+    return simulate(model, state, times, formulation, max_events=max_events, max_step=max_step, **settings(model))
 
 
 def run(out, quick=False):

@@ -791,6 +791,16 @@ def table_model(p, balls=16, nose_height=None):
     )
 
 
+def max_closed(balls=16):
+    """Most contacts of one family of ``table_model(p, balls)`` closed at once: ``simulate``'s ``max_closed``.
+
+    Equal balls on the cloth touch at most six others each (the kissing
+    number of circles in the plane), so at most 3 × ``balls`` pairs; a ball
+    touches one cloth and at most two cushions (a pocket's jaws).
+    """
+    return 3 * len(_check_table_balls(balls))
+
+
 def table_contact_names(balls=16):
     """Names of the contacts of ``table_model(p, balls)``, per force: ``names[events.contact][events.member]``."""
     names = _check_table_balls(balls)

@@ -1,8 +1,10 @@
 """Contact families: stacked contacts behave as the same contacts one by one; the holed plane (cloth with pockets)."""
 
 import itertools
+import sys
 
 import diffrax
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -74,13 +76,23 @@ def test_family_refuses_mixed_kinds_and_empty_lists():
         SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), -1, radius=RADIUS)
 
 
-def test_simultaneous_impacts_of_one_family_match_separate_contacts():
-    # The middle disc struck from both sides at once: the two onsets fall in one family and are located together.
-    state = State([-0.061, 0.0, 0.0, 0.0, 0.0, 0.0, 0.061, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0])
-    save = jnp.array([0.0, 0.004])
-    runs = [simulate(Model(discs(3), forces=forces), state, save, LagrangeMultipliers(), max_events=8)
-            for forces in ([Contact.family(pair(i, j) for i, j in PAIRS)], [pair(i, j) for i, j in PAIRS])]
-    family, singles = runs
+# the middle disc struck from both sides: pair (0, 1) closes, then pair (1, 2) while (0, 1) is still closed
+STRUCK = State([-0.061, 0.0, 0.0, 0.0, 0.0, 0.0, 0.061, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0])
+STRUCK_SAVES = jnp.array([0.0, 0.004])
+
+
+def struck(forces, max_closed=None):
+    return simulate(Model(discs(3), forces=forces), STRUCK, STRUCK_SAVES, LagrangeMultipliers(), max_events=8,
+                    max_closed=max_closed)
+
+
+@pytest.fixture(scope="module")
+def struck_family():
+    return struck([Contact.family(pair(i, j) for i, j in PAIRS)])
+
+
+def test_simultaneous_impacts_of_one_family_match_separate_contacts(struck_family):
+    family, singles = struck_family, struck([pair(i, j) for i, j in PAIRS])
     np.testing.assert_allclose(family.v[-1], singles.v[-1], rtol=1e-9, atol=1e-12)
     count = int(family.events.count)
     assert count == int(singles.events.count) >= 4
@@ -90,6 +102,39 @@ def test_simultaneous_impacts_of_one_family_match_separate_contacts():
     np.testing.assert_array_equal(family.events.contact[:count], 0)
     # momentum is conserved through the impacts
     np.testing.assert_allclose(family.linear_momentum[-1], family.linear_momentum[0], atol=1e-12)
+
+
+def test_accelerations_of_the_closed_members_only_give_the_same_run(struck_family):
+    """``max_closed``: the segments' accelerations sum only the closed pairs (one, then two of three); the run is
+    that of all members, to the round-off of the exact force sums (whose scale follows the number of terms)."""
+    everyone, closed = struck_family, struck([Contact.family(pair(i, j) for i, j in PAIRS)], max_closed=2)
+    count = int(everyone.events.count)
+    assert int(closed.events.count) == count >= 4
+    np.testing.assert_array_equal(everyone.events.onset[:2], True)
+    np.testing.assert_array_equal(everyone.events.member[:2], [0, 1])
+    np.testing.assert_allclose(closed.events.t[:count], everyone.events.t[:count], rtol=1e-13)
+    np.testing.assert_allclose(closed.events.v[:count], everyone.events.v[:count], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(closed.v, everyone.v, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(closed.q, everyone.q, rtol=1e-12, atol=1e-16)
+    with pytest.raises(ValueError, match="max_closed must be an int >= 1"):
+        struck([pair(0, 1)], max_closed=0)
+
+
+def test_a_segment_keeps_the_closed_members_and_flags_too_many():
+    family = Contact.family(pair(i, j) for i, j in PAIRS)
+    model = Model(discs(3), forces=[family])
+    with_engaged = lambda flags: eqx.tree_at(lambda m: m.forces[0].engaged, model, jnp.asarray(flags, dtype=float))
+    closed_members = sys.modules["diffimpact.multibody.simulate"]._closed_members
+    kept, too_many = closed_members(with_engaged([0.0, 1.0, 1.0]), (0,), 2)
+    np.testing.assert_array_equal(kept.forces[0].geometry.body_i, [1, 0])  # pairs (1, 2) and (0, 2)
+    np.testing.assert_array_equal(kept.forces[0].engaged, [1.0, 1.0])
+    assert not bool(too_many)
+    kept, too_many = closed_members(with_engaged([0.0, 1.0, 0.0]), (0,), 2)
+    np.testing.assert_array_equal(kept.forces[0].geometry.body_i, [1, 0])  # pair (1, 2), then a copy of pair 0 ...
+    np.testing.assert_array_equal(kept.forces[0].engaged, [1.0, 0.0])  # ... that exerts no force
+    assert not bool(too_many)
+    assert bool(closed_members(with_engaged([1.0, 1.0, 0.0]), (0,), 1)[1])
+    assert closed_members(model, (0,), 3)[0] is model  # not more members than allowed: nothing to cut
 
 
 HOLE = np.array([0.3, 0.1])
