@@ -112,8 +112,10 @@ accelerations and often a rejected step at every segment (counted in a
 "Where the break's time goes").
 
 Finished segments are skipped by ``lax.cond``; each segment is given the save
-times still ahead of it and keeps the values of those it reaches (a save time
-at an event gets the state after it). Gradients include the sensitivity
+times still ahead of it, at most ``SAVE_WINDOW`` (64), and keeps the values of
+those it reaches (a save time at an event gets the state after it); where
+more follow, it ends at the last of its window if no event ends it first (a
+step then ends there: with fixed steps ``dt``, the grid restarts from it). Gradients include the sensitivity
 of the event times (diffrax differentiates the located root), so ``jax.grad``
 through impacts is exact up to the tolerances. Where a crossing leaves the
 accelerations continuous (turning points; onsets and separations of laws
@@ -190,6 +192,11 @@ CONSTRAINT_TOLERANCE = 1e-8
 #: h λ_F of ``friction_steps``: inside the stability interval of the explicit solvers on the negative real axis
 #: (Tsit5's ends at −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F.
 FRICTION_STEP = 1.5
+
+#: Most save times one segment carries: a segment that reaches the last of its window without an event ends
+#: there, and the next carries the following ones. A segment's cost grows with the save times it carries
+#: (its solve allocates and fills their rows), and a 4-s break with 2,001 save times has about 2,800 segments.
+SAVE_WINDOW = 64
 
 
 class Trajectory(eqx.Module):
@@ -1054,10 +1061,13 @@ def _simulate_events(
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     t_end = save_times[-1]
-    # Each segment saves the times ahead of it, in order, padded with t_end (not reached by a segment that an
-    # event ends). Given all save times clipped to t0, it would save every time already passed again at t0.
+    # Each segment saves the next SAVE_WINDOW times ahead of it, in order, padded with t_end (not reached by a
+    # segment that an event ends), and runs to the window's last time where more follow: those segments (at
+    # most ``window_ends``, each window but the first starting at the last one's end) are added to the scan.
     n_saves = len(save_times)
-    padded_times = jnp.concatenate([save_times, jnp.full(n_saves, t_end)])
+    window = min(n_saves, SAVE_WINDOW)
+    window_ends = 0 if window == n_saves else -(-(n_saves - 1) // (window - 1))
+    padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     if isinstance(controller, dfx.PIDController):
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps)
     adaptive = isinstance(controller, _SegmentController)
@@ -1088,14 +1098,14 @@ def _simulate_events(
 
         def run(_):
             passed = jnp.sum(save_times < t0)
-            ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, n_saves)
+            ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, window)
             closed_only, too_many = _closed_members(model, families, max_closed)
             segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only)
             solution = dfx.diffeqsolve(
                 dfx.ODETerm(vector_field),
                 formulation.wrap_solver(model, solver),
                 t0=t0,
-                t1=t_end,
+                t1=jnp.where(passed + window < n_saves, ahead[-1], t_end),
                 dt0=dt0,
                 y0=(eqx.error_if(q, too_many, f"more than max_closed = {max_closed} contacts of one family "
                                  "closed at once; increase max_closed"), v),
@@ -1114,7 +1124,7 @@ def _simulate_events(
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
             saved = (ahead < t1) | ~happened
-            old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, n_saves), ys)
+            old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, window), ys)
             new_ys = jax.tree.map(lambda x, rows: jax.lax.dynamic_update_slice_in_dim(x, rows, passed, 0), ys,
                                   _select(saved, solution.ys[0], old_rows))
             # every function below zero just past the crossing is due: the earliest one, and any
@@ -1146,7 +1156,7 @@ def _simulate_events(
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
                 new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
-                solution.controller_state[1] if adaptive else hint, ~happened,
+                solution.controller_state[1] if adaptive else hint, ~happened & (t1 >= t_end),
             )
             return carry, (record, steps, jnp.asarray(True))
 
@@ -1162,9 +1172,9 @@ def _simulate_events(
         to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance, 0.0, model)
     )
     # rows past the last save time take the padding's rows
-    nan = jax.tree.map(lambda x: jnp.full((2 * n_saves,) + x.shape, jnp.nan), shapes)
+    nan = jax.tree.map(lambda x: jnp.full((n_saves + window,) + x.shape, jnp.nan), shapes)
     carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.zeros(()), jnp.array(False))
-    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1)
+    carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1 + window_ends)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
     saved, (times, onsets, q_events, v_events), steps = eqx.error_if(
@@ -1172,18 +1182,20 @@ def _simulate_events(
         f"more than max_events = {max_events} events (contact onsets and separations, and turning "
         "points of open contacts' gaps); increase max_events",
     )
-    # contact events in time order (simultaneous ones in the order of the contacts); the
-    # turning points only ended segments
-    order = jnp.argsort(times.reshape(-1), stable=True)[:max_events]
+    # contact events in time order (simultaneous ones in the order of the contacts): the segments' events in
+    # the segments' order (each segment's events are at its end, in the order of the contacts; a sort of all
+    # the slots took 1.4 s for a 4-s break); the turning points only ended segments
+    order = jnp.nonzero(jnp.isfinite(times.reshape(-1)), size=max_events, fill_value=0)[0]
+    used = jnp.arange(max_events) < count
     segment_of, slot_of = order // slots[-1], order % slots[-1]
     family_of = np.repeat(families, counts)
     member_of = np.concatenate([np.arange(count) for count in counts])
     events = Events(
         count,
-        times.reshape(-1)[order],
+        jnp.where(used, times.reshape(-1)[order], jnp.inf),
         jnp.asarray(family_of)[slot_of],
         jnp.asarray(member_of)[slot_of],
-        onsets.reshape(-1)[order],
+        used & onsets.reshape(-1)[order],
         q_events[segment_of],
         v_events[segment_of],
     )
