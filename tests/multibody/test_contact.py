@@ -247,6 +247,17 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     np.testing.assert_allclose(float(events.t[2] - events.t[1]), (restitution * 2 * u + 2 * u) / G, rtol=1e-9)
     assert float(events.q[1, 1]) < RADIUS
     assert float(events.v[1, 1]) == pytest.approx(restitution * 2 * u, rel=1e-9)
+    # Each of the 801 save times, over the segments that end at the last time of a 64-time save window
+    # (``simulate.SAVE_WINDOW``), holds the free flight from the last event before it (Tsit5 is exact for it).
+    t = np.asarray(run.t)
+    start = np.concatenate([[0.0], np.asarray(events.t[:3])])
+    y0 = np.concatenate([[RADIUS + height], np.asarray(events.q[:3, 1])])
+    v0 = np.concatenate([[0.0], np.asarray(events.v[:3, 1])])
+    last = np.searchsorted(start, t, side="right") - 1
+    tau = t - start[last]
+    np.testing.assert_allclose(np.asarray(run.q[:, 1]), y0[last] + v0[last] * tau - G * tau**2 / 2, rtol=0,
+                               atol=1e-12)
+    assert int(run.segments) > 800 // 64  # the windows' ends are segments too
 
 
 def test_return_onto_the_recovering_surface(dropped):
