@@ -173,7 +173,7 @@ import numpy as np
 import optimistix as optx
 
 from diffimpact._files import atomic_write
-from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where
+from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where
 from diffimpact.contact.normal import NormalForceLaw, free_surface
 from diffimpact.multibody.contact import (
     Contact,
@@ -523,9 +523,7 @@ def simulate(
     save_times = _check_save_times(save_times)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
-    if max_closed is not None and (isinstance(max_closed, bool) or not isinstance(max_closed, (int, np.integer))
-                                   or max_closed < 1):
-        raise ValueError(f"max_closed must be an int >= 1 or None; got {max_closed!r}")
+    max_closed = None if max_closed is None else check_count("max_closed", max_closed, 1)
     if dt is None:
         rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
         dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
@@ -551,7 +549,7 @@ def simulate(
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
-        near_distance, bool(contact_history), friction_steps, None if max_closed is None else int(max_closed),
+        near_distance, bool(contact_history), friction_steps, max_closed,
     )
 
 
@@ -950,7 +948,8 @@ def _closed_members(model, families, max_closed):
             continue
         closed = contact.engaged > 0.5
         count = jnp.sum(closed)
-        kept = jax.tree.map(lambda x: x[jnp.nonzero(closed, size=max_closed, fill_value=0)[0]], contact)
+        index = jnp.nonzero(closed, size=max_closed, fill_value=0)[0]
+        kept = jax.tree.map(lambda x: x[index], contact)
         kept = eqx.tree_at(lambda c: c.engaged, kept, jnp.where(jnp.arange(max_closed) < count, kept.engaged, 0.0))
         model = eqx.tree_at(lambda m: m.forces[k], model, kept)
         too_many = too_many | (count > max_closed)
