@@ -82,7 +82,7 @@ def main():
         ("    cloth (16)", lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball pairs (120)", lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball–cushion (96)", lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)), model),
-        ("event function", lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m)), model),
+        ("event function", lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m))[0], model),
         ("near distance's step bound",
          lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m), True, False), model),
     ]

@@ -118,9 +118,9 @@ more follow, it ends at the last of its window if no event ends it first (a
 step then ends there: with fixed steps ``dt``, the grid restarts from it). Gradients include the sensitivity
 of the event times (diffrax differentiates the located root), so ``jax.grad``
 through impacts is exact up to the tolerances. Where a crossing leaves the
-accelerations continuous (turning points; onsets and separations of laws
-whose force vanishes at δ = 0 for every δ̇: ``Hertz``, ``HuntCrossley``,
-``HuntCrossleyImpact``), the motion past it depends on where the segment
+accelerations continuous (turning points, but where the bodies land at one;
+onsets and separations of laws whose force vanishes at δ = 0 for every δ̇:
+``Hertz``, ``HuntCrossley``, ``HuntCrossleyImpact``), the motion past it depends on where the segment
 ends only through a law set at the onset, and the segment's end is taken as
 a constant instead: at a grazing crossing (ġ → 0) its derivative −(∂g/∂θ)/ġ
 grows without bound, and it multiplies the difference between the solver's
@@ -693,7 +693,8 @@ class _EventBisection(optx.Bisection):
 
 
 def _event_values(families, t, y, args):
-    """The three down-crossing event functions of every contact, (contacts, 3), family by family, chosen by status.
+    """The three down-crossing event functions of every contact, (contacts, 3), family by family, chosen by status,
+    and which receding contacts would land at their turning point, (contacts,).
 
     The first: the separation function when closed; ġ + v_r when receding
     (the bodies start to approach); g when approaching (onset). The second:
@@ -706,7 +707,9 @@ def _event_values(families, t, y, args):
     The band 2 v_r between the turning points makes every function positive
     at the start of the segment that follows its status change (ġ ≥ 0 at a
     separation), so none has a root there: a bounce shorter than the first
-    step is still seen.
+    step is still seen. A receding contact whose gap has closed (g ≤ 0: it
+    left, or came back, slower than v_r) lands at its turning point, an
+    onset there (``_apply_events``).
     """
     model, status, residual, released, rest_speed, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
@@ -720,11 +723,12 @@ def _event_values(families, t, y, args):
         second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0)
         removal = contact.geometry.removal(pose_i, pose_j)
         third = 1.0 if removal is None else removal
-        return jnp.where(status == REMOVED, 1.0, jnp.stack([first, second, third]))
+        return jnp.where(status == REMOVED, 1.0, jnp.stack([first, second, third])), (status == RECEDING) & (gap <= 0)
 
-    return jnp.concatenate(
-        [model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
+    values, landing = zip(
+        *[model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
     )
+    return jnp.concatenate(values), jnp.concatenate(landing)
 
 
 def _continuous_events(contact):
@@ -743,18 +747,20 @@ def _continuous_events(contact):
     return vanishes, vanishes
 
 
-def _continuous_rows(families, model, status):
+def _continuous_rows(families, model, status, landing):
     """(contacts, 3) flags, as ``_event_values``: the functions whose crossing leaves the accelerations continuous.
 
-    The turning points of open gaps (only the statuses change), the onsets and
-    separations of ``_continuous_events``; never a removal.
+    The turning points of open gaps (only the statuses change) but where the
+    contact lands there (``landing``, (contacts,): its force jumps from 0 to
+    its value at the gap's depth), the onsets and separations of
+    ``_continuous_events``; never a removal.
     """
-    rows = []
-    for k, status_k in zip(families, status):
-        onset, separation = _continuous_events(model.forces[k])
-        first = jnp.where(status_k == CLOSED, separation, (status_k == RECEDING) | onset)
-        rows.append(jnp.stack([first, jnp.ones_like(first), jnp.zeros_like(first)], axis=1))
-    return jnp.concatenate(rows)
+    counts = [model.forces[k].count for k in families]
+    onset, separation = (np.repeat(flags, counts) for flags in
+                         zip(*(_continuous_events(model.forces[k]) for k in families)))
+    status = jnp.concatenate(status)
+    first = jnp.where(status == CLOSED, separation, jnp.where(status == RECEDING, ~landing, onset))
+    return jnp.stack([first, jnp.ones_like(first), jnp.zeros_like(first)], axis=1)
 
 
 def _event_function(families, t, y, args):
@@ -771,12 +777,12 @@ def _event_function(families, t, y, args):
     (docs/RESULTS.md, "Derivatives through grazing events"). (The value
     stays g; its derivative in t is 1, in everything else 0.)
     """
-    values = _event_values(families, t, y, args)
+    values, landing = _event_values(families, t, y, args)
     frozen = jax.lax.stop_gradient(values) + (t - jax.lax.stop_gradient(t))
-    return jnp.min(jnp.where(_continuous_rows(families, args[0], args[1]), frozen, values))
+    return jnp.min(jnp.where(_continuous_rows(families, args[0], args[1], landing), frozen, values))
 
 
-def _event_time_shifts(families, model, status, values, due, t, q, v, args):
+def _event_time_shifts(families, model, status, values, landing, due, t, q, v, args):
     """Zero-valued shifts (contacts,) that carry the derivatives of the due continuous onsets and separations.
 
     ``_event_function`` takes the time of a continuous crossing as a
@@ -787,8 +793,8 @@ def _event_time_shifts(families, model, status, values, due, t, q, v, args):
     function theorem.
     """
     recorded = jnp.concatenate(status) != RECEDING  # (the first function of a receding contact is its turning point)
-    continuous = _continuous_rows(families, model, status)[:, 0] & due[:, 0] & recorded
-    _, rate = jax.jvp(lambda t, q: _event_values(families, t, (q, v), args)[:, 0], (t, q), (jnp.ones_like(t), v))
+    continuous = _continuous_rows(families, model, status, landing)[:, 0] & due[:, 0] & recorded
+    _, rate = jax.jvp(lambda t, q: _event_values(families, t, (q, v), args)[0][:, 0], (t, q), (jnp.ones_like(t), v))
     moved = continuous & (rate < 0)
     slope = jax.lax.stop_gradient(jnp.where(moved, rate, -1.0))
     first = values[:, 0]
@@ -801,23 +807,15 @@ def _without_derivatives(tree):
     return eqx.combine(jax.lax.stop_gradient(arrays), others)
 
 
-@eqx.filter_custom_jvp
-def _velocity_shift(shift, *, formulation, model, q, v, t):
+def _velocity_shift(shift, formulation, model, q, v, t):
     """s v̇ (shifts s, (contacts,), of value zero: ``_event_time_shifts``): zeros (contacts, n), derivative ds v̇.
 
-    The accelerations v̇(q, v, t) are evaluated only where this is
-    differentiated, so a run without derivatives neither traces nor computes them.
+    ``formulation``, ``model``, ``q``, ``v`` and ``t`` come without derivatives (``_without_derivatives``). The
+    accelerations are evaluated in every run, once per segment: a custom JVP that evaluated them only where
+    the run is differentiated (``equinox.filter_custom_jvp``, or ``jax.custom_jvp``) gave tangents that kept a
+    ``vmap``'s batch axis under ``jacfwd`` of a ``vmap``, and the compliant cushion fit's Jacobian failed.
     """
-    return jnp.zeros(jnp.shape(shift) + jnp.shape(v))
-
-
-@_velocity_shift.def_jvp
-def _velocity_shift_jvp(primals, tangents, *, formulation, model, q, v, t):
-    (shift,), (d_shift,) = primals, tangents
-    zeros = _velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
-    if d_shift is None:
-        return zeros, jnp.zeros_like(zeros)
-    return zeros, d_shift[:, None] * formulation.acceleration(model, q, v, t)
+    return shift[:, None] * formulation.acceleration(model, q, v, t)
 
 
 def _step_bound(families, t, y, args, near, friction):
@@ -1128,12 +1126,11 @@ def _simulate_events(
                                   _select(saved, solution.ys[0], old_rows))
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
-            values = _event_values(families, t1, (q1, v1), segment_args)
+            values, landing = _event_values(families, t1, (q1, v1), segment_args)
             due = happened & (values <= 0)
-            shift = _event_time_shifts(families, model, status, values, due, t1, q1, v1, segment_args)
+            shift = _event_time_shifts(families, model, status, values, landing, due, t1, q1, v1, segment_args)
             # the state at the event (recorded in ``Events``) and each onset's m and ⁻δ̇ move with its time
-            velocity_shift = _velocity_shift(shift, **_without_derivatives(
-                {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
+            velocity_shift = _velocity_shift(shift, *_without_derivatives((formulation, model, q1, v1, t1)))
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
