@@ -807,15 +807,23 @@ def _without_derivatives(tree):
     return eqx.combine(jax.lax.stop_gradient(arrays), others)
 
 
-def _velocity_shift(shift, formulation, model, q, v, t):
+@eqx.filter_custom_jvp
+def _velocity_shift(shift, *, formulation, model, q, v, t):
     """s v̇ (shifts s, (contacts,), of value zero: ``_event_time_shifts``): zeros (contacts, n), derivative ds v̇.
 
-    ``formulation``, ``model``, ``q``, ``v`` and ``t`` come without derivatives (``_without_derivatives``). The
-    accelerations are evaluated in every run, once per segment: a custom JVP that evaluated them only where
-    the run is differentiated (``equinox.filter_custom_jvp``, or ``jax.custom_jvp``) gave tangents that kept a
-    ``vmap``'s batch axis under ``jacfwd`` of a ``vmap``, and the compliant cushion fit's Jacobian failed.
+    The accelerations v̇(q, v, t) are evaluated only where this is
+    differentiated, so a run without derivatives neither traces nor computes them.
     """
-    return shift[:, None] * formulation.acceleration(model, q, v, t)
+    return jnp.zeros(jnp.shape(shift) + jnp.shape(v))
+
+
+@_velocity_shift.def_jvp
+def _velocity_shift_jvp(primals, tangents, *, formulation, model, q, v, t):
+    (shift,), (d_shift,) = primals, tangents
+    zeros = _velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
+    if d_shift is None:
+        return zeros, jnp.zeros_like(zeros)
+    return zeros, d_shift[:, None] * formulation.acceleration(model, q, v, t)
 
 
 def _step_bound(families, t, y, args, near, friction):
@@ -1130,7 +1138,8 @@ def _simulate_events(
             due = happened & (values <= 0)
             shift = _event_time_shifts(families, model, status, values, landing, due, t1, q1, v1, segment_args)
             # the state at the event (recorded in ``Events``) and each onset's m and ⁻δ̇ move with its time
-            velocity_shift = _velocity_shift(shift, *_without_derivatives((formulation, model, q1, v1, t1)))
+            velocity_shift = _velocity_shift(shift, **_without_derivatives(
+                {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
