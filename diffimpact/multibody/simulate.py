@@ -808,7 +808,7 @@ def _without_derivatives(tree):
 
 
 @eqx.filter_custom_jvp
-def _velocity_shift(shift, *, formulation, model, q, v, t):
+def _lazy_velocity_shift(shift, *, formulation, model, q, v, t):
     """s v̇ (shifts s, (contacts,), of value zero: ``_event_time_shifts``): zeros (contacts, n), derivative ds v̇.
 
     The accelerations v̇(q, v, t) are evaluated only where this is
@@ -817,13 +817,27 @@ def _velocity_shift(shift, *, formulation, model, q, v, t):
     return jnp.zeros(jnp.shape(shift) + jnp.shape(v))
 
 
-@_velocity_shift.def_jvp
-def _velocity_shift_jvp(primals, tangents, *, formulation, model, q, v, t):
+@_lazy_velocity_shift.def_jvp
+def _lazy_velocity_shift_jvp(primals, tangents, *, formulation, model, q, v, t):
     (shift,), (d_shift,) = primals, tangents
-    zeros = _velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
+    zeros = _lazy_velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
     if d_shift is None:
         return zeros, jnp.zeros_like(zeros)
     return zeros, d_shift[:, None] * formulation.acceleration(model, q, v, t)
+
+
+def _velocity_shift(shift, forward_mode, *, formulation, model, q, v, t):
+    """s v̇ of ``_lazy_velocity_shift``, but under ``diffrax.ForwardMode`` the plain product s v̇ (zero, derivative ds v̇).
+
+    The lazy custom JVP's tangent keeps a ``vmap``'s batch axis under ``jacfwd`` of a ``vmap`` (the compliant
+    cushion fit's Jacobian failed with a slice error), and the plain product makes every iteration of the scan
+    of segments slower, skipped ones too (docs/RESULTS.md, "Suite time, landings at turning points, the
+    break's μ derivative"): forward mode, which differentiates anyway, takes the product; runs with the
+    default adjoint keep the lazy one.
+    """
+    if forward_mode:
+        return shift[:, None] * formulation.acceleration(model, q, v, t)
+    return _lazy_velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
 
 
 def _step_bound(families, t, y, args, near, friction):
@@ -1138,7 +1152,7 @@ def _simulate_events(
             due = happened & (values <= 0)
             shift = _event_time_shifts(families, model, status, values, landing, due, t1, q1, v1, segment_args)
             # the state at the event (recorded in ``Events``) and each onset's m and ⁻δ̇ move with its time
-            velocity_shift = _velocity_shift(shift, **_without_derivatives(
+            velocity_shift = _velocity_shift(shift, isinstance(adjoint, dfx.ForwardMode), **_without_derivatives(
                 {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             new_model, new_status, new_residual, new_released = model, [], [], []
