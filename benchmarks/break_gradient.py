@@ -1,7 +1,7 @@
 """Benchmark: the four-ball break with cushions, its forward-mode gradient and a vmapped batch (issue 11 §4).
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 1500]
-                                        [--check-duration 0.15] [--check-rtol 1e-8] [--repeats 1]
+                                        [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
@@ -33,8 +33,11 @@ of times from this one process. Measured:
    first collisions, before the motion is chaotic), at the benchmark's
    tolerances, at them with ``simulate``'s ``friction_steps`` (steps bounded by
    the stiff friction's stability; compiled apart; left out with
-   ``--no-friction-steps``), and at rtol =
-   ``--check-rtol`` (atol = 1e-3 rtol). Same compiled functions as 1 and 2
+   ``--no-friction-steps``), and at each rtol of ``--check-rtol`` (atol =
+   1e-3 rtol) with ``friction_steps`` (without, given ``--no-friction-steps``): without it the forward-mode
+   derivatives grow through the stiff friction of the first ball–ball
+   collision at any tolerance (docs/RESULTS.md, "The break's μ derivative:
+   stiff friction, not a turning point"). Same compiled functions as 1 and 2
    (duration and tolerances are traced arguments).
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
@@ -85,10 +88,12 @@ def main():
     parser.add_argument("--batch-duration", type=float, default=1.0, help="simulated time of each member (s)")
     parser.add_argument("--max-events", type=int, default=1500, help="simulate's max_events")
     parser.add_argument("--check-duration", type=float, default=0.15, help="simulated time of the check (s)")
-    parser.add_argument("--check-rtol", type=float, default=1e-8, help="the check's tight rtol")
+    parser.add_argument("--check-rtol", type=float, nargs="+", default=[1e-8, 1e-10],
+                        help="the check's tight rtols (with friction_steps)")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
     parser.add_argument("--no-friction-steps", action="store_true",
-                        help="leave out the check with friction_steps (its steps grow with the check's duration)")
+                        help="checks without friction_steps: the tight rtols then go without it, and the check at the "
+                             "benchmark's rtol with it is left out (its steps grow with the check's duration)")
     args = parser.parse_args()
     batch_duration = args.batch_duration
     p = billiard.Parameters()
@@ -141,7 +146,8 @@ def main():
     t = args.check_duration
     print(f"\n3. check against central differences, {t:g} s (forward mode; central differences at relative steps "
           f"{', '.join(f'{h:g}' for h in STEPS)})")
-    checks = ((rtol, False),) + (() if args.no_friction_steps else ((rtol, True),)) + ((args.check_rtol, False),)
+    friction = not args.no_friction_steps
+    checks = ((rtol, False),) + ((rtol, True),) * friction + tuple((tol, friction) for tol in args.check_rtol)
     for tol, steps in checks:
         def check_call():
             last["check"] = gradient(theta, t, tol, steps)

@@ -307,10 +307,11 @@ def test_slip_rates_give_the_friction_eigenvalue_of_the_accelerations():
             assert largest <= rates.max() and largest > rates[0]
 
 
-def test_friction_steps_is_a_flag_and_needs_adaptive_steps():
+@pytest.mark.parametrize("flag", ["friction_steps", "contact_steps"])
+def test_step_bounds_are_flags_and_need_adaptive_steps(flag):
     model = Model(discs(2), forces=[pair(0, 1)])
     state = State(jnp.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]), jnp.zeros(6))
-    with pytest.raises(TypeError, match="friction_steps must be True or False"):
-        simulate(model, state, [0.1], LagrangeMultipliers(), friction_steps=1)
-    with pytest.raises(ValueError, match="friction_steps bounds adaptive steps"):
-        simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, friction_steps=True)
+    with pytest.raises(TypeError, match=f"{flag} must be True or False"):
+        simulate(model, state, [0.1], LagrangeMultipliers(), **{flag: 1})
+    with pytest.raises(ValueError, match=f"{flag} bounds adaptive steps"):
+        simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, **{flag: True})
