@@ -879,23 +879,24 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
     """
     model, status, _, _, _, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
+
+    def least(where, length, speed):
+        # min of length/speed over the members ``where`` holds (inf if none)
+        return jnp.min(jnp.where(where, length / jnp.where(where, speed, 1.0), jnp.inf))
+
     bounds = []
-    if near:
-        for k, status_k in zip(families, status):
-            penetration, rate = model.forces[k].penetration_rate(q, v)
+    for k, status_k in zip(families, status if near or contact else ()):
+        penetration, rate = model.forces[k].penetration_rate(q, v)
+        if near:
             approaching = (status_k < CLOSED) & (rate > 0)
-            reach = jnp.maximum(-penetration, near_distance)
-            bounds.append(jnp.min(jnp.where(approaching, reach / (2.0 * jnp.where(approaching, rate, 1.0)), jnp.inf)))
+            bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
+        if contact:
+            moving = (status_k == CLOSED) & (rate != 0)
+            bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction:
         mobilities = body_mobilities(model.bodies)
         rates = sum(model.forces[k].slip_rates(mobilities, q, v) for k in families)
         bounds.append(FRICTION_STEP / jnp.max(rates))
-    if contact:
-        for k, status_k in zip(families, status):
-            penetration, rate = model.forces[k].penetration_rate(q, v)
-            moving = (status_k == CLOSED) & (rate != 0)
-            depth = CONTACT_STEP * jnp.maximum(penetration, floor)
-            bounds.append(jnp.min(jnp.where(moving, depth / jnp.abs(jnp.where(moving, rate, 1.0)), jnp.inf)))
     return jnp.min(jnp.stack(bounds))
 
 
