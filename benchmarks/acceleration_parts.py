@@ -1,8 +1,9 @@
 """Where one evaluation of the 16-ball table's accelerations goes: its parts, timed, and its fused loops.
 
-The accelerations are timed twice: summing the forces of every member of each contact family, and, as
-``simulate`` does with the table's ``max_closed`` (``billiard.max_closed``), of at most 48 members of the
-ball–ball and ball–cushion families (their closed ones, gathered once per segment).
+The accelerations are timed summing the forces of every member of each contact family, and, as ``simulate``
+does with the table's ``max_closed`` (``table.settings``), of the closed members of the ball–ball and
+ball–cushion families gathered once per segment, at each of its sizes: 4, 16 and 48 of each family (a
+segment sums the least size that holds its closed members).
 
 Each part is timed inside a compiled loop of ``--evaluations`` (no dispatch), with the model's float
 parameters as arguments of the compiled function, as inside ``simulate`` (its integer body indices are
@@ -64,7 +65,9 @@ def main():
     for k in families:
         overlap = model.forces[k].penetration(model.split(q)) > 0
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, overlap.astype(float))
-    closed_only, _ = simulation._closed_members(model, families, billiard.max_closed())
+    sizes = table.settings(model)["max_closed"]
+    closed_only, _, _ = simulation._closed_members(model, families, sizes)
+    gathered = simulation._gathered(model, families, sizes)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     zeros = tuple(jnp.zeros(model.forces[k].count) for k in families)
     status = tuple(jnp.zeros(model.forces[k].count, int) for k in families)
@@ -77,7 +80,8 @@ def main():
 
     parts = [  # (name, part, the model it runs on)
         ("accelerations, every member", accelerations, model),
-        ("accelerations, closed only", accelerations, closed_only),
+        *((f"accelerations, closed only, {size} of each", lambda m, q, v, i=i: simulation._accelerations(
+            formulation, m, i, gathered, sizes, q, v, t), closed_only) for i, size in enumerate(sizes)),
         ("  generalised forces", lambda m, q, v: m.generalized_force(q, v, t), model),
         ("    cloth (16)", lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball pairs (120)", lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)), model),

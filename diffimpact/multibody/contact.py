@@ -802,6 +802,15 @@ class Contact(Force):
         ``CircleCircle``/``SphereSphere``, ``SphereFace``, ``Cushion``).
     law : ``NormalForceLaw``, ``ImpactLaw`` or ``RigidImpact`` (e.g. ``NewtonRestitution``).
     friction : optional ``FrictionLaw`` (not with a ``RigidImpact``, whose model has its own friction).
+    located : whether ``simulate`` locates the contacts' onsets and separations as events (default). With
+        ``False`` it does not: the clipped law acts at every evaluation, as outside ``simulate``, and the
+        solver steps through the onsets and separations. Only for a ``NormalForceLaw`` whose force
+        vanishes at δ = 0 for every δ̇ (``separates_at_zero_force`` False: ``Hertz``, ``HuntCrossley``),
+        which switches on and off continuously, so that the motion past an onset does not depend on
+        where a segment would have ended; such contacts can be missed only by a grazing touch shorter
+        than a step (a ball resting on the cloth under gravity cannot graze it). A ``removal``
+        (``HoledPlane``) is still located. The pool table's cloth (``billiard.table_cloth``): its balls
+        hop on the undamped cloth, and each hop's onset and separation would end two segments.
 
     Attributes
     ----------
@@ -816,10 +825,20 @@ class Contact(Force):
     friction: Optional[FrictionLaw]
     active_law: Optional[NormalForceLaw]
     # 1.0 while ``simulate`` has the contact closed (between its onset and
-    # separation events), 0.0 while open; −1.0 outside ``simulate``.
+    # separation events), 0.0 while open or removed; −1.0 outside ``simulate``, and inside it for contacts
+    # that are not ``located`` until they are removed.
     engaged: jnp.ndarray
+    located: bool = eqx.field(static=True)
 
-    def __init__(self, geometry, law, friction=None):
+    def __init__(self, geometry, law, friction=None, located=True):
+        if not isinstance(located, bool):
+            raise TypeError(f"located must be a bool; got {located!r}")
+        if not located and (not isinstance(law, NormalForceLaw) or law.separates_at_zero_force):
+            raise ValueError(
+                f"located=False needs a NormalForceLaw whose force vanishes at zero penetration (Hertz, "
+                f"HuntCrossley), which switches on and off continuously; got {type(law).__name__}"
+            )
+        self.located = located
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be a Geometry; got {type(geometry).__name__}")
         if isinstance(law, NormalForceLaw):
@@ -921,7 +940,8 @@ class Contact(Force):
         Inside ``simulate`` the events decide: between onset and separation the
         law's ``force`` acts as it is (as in ``diffimpact.central_impact``), so
         the vector field is smooth within each segment; otherwise zero. Outside
-        ``simulate`` the clipped law: ≥ 0, zero for δ ≤ 0.
+        ``simulate``, and inside it for contacts that are not ``located``, the
+        clipped law: ≥ 0, zero for δ ≤ 0.
         """
         return self.each(_normal_force, q, v)
 
@@ -998,7 +1018,7 @@ class Contact(Force):
 
 def _kind(contact):
     parts = [type(contact.geometry).__name__, type(contact.law).__name__, type(contact.friction).__name__]
-    return "(" + ", ".join(parts) + ")"
+    return "(" + ", ".join(parts + ([] if contact.located else ["located=False"])) + ")"
 
 
 # --- impact quantities of a contact in a constrained model --------------------------

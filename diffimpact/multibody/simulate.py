@@ -72,7 +72,17 @@ at events, so with ``max_closed`` each segment gathers the closed members
 of every larger family (at most ``max_closed``) and its accelerations sum
 only their forces: for the 16-ball table, at most 48 of the 120 pairs and
 of the 96 ball–cushion contacts (docs/RESULTS.md, "Only the closed contacts
-push").
+push"). Given increasing sizes, (4, 16, 48) for the table, a segment sums
+the least size that holds its closed members, so that an evaluation costs
+what is closed (a ``lax.switch``; docs/RESULTS.md, "Evaluations that cost
+what is closed").
+
+Contacts that are not located (``Contact(..., located=False)``). A family
+whose force vanishes at δ = 0 (Hertz) may leave its onsets and separations
+unlocated: the clipped law acts at every evaluation, as outside
+``simulate``, the solver steps through them, and they end no segment and
+are not listed in ``Events`` (its removals still are located). The pool
+table's cloth, on which the balls hop for the whole run.
 
 Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
 damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
@@ -238,6 +248,11 @@ class Trajectory(eqx.Module):
         per force of ``Model.forces``: a ``ContactHistory`` for each ``Contact``
         family, ``None`` for other forces (so ``events.contact`` indexes it);
         ``None`` otherwise.
+    removals : one entry per force of ``Model.forces``: for each ``Contact``
+        family the time (s) each of its contacts was removed for good
+        (``Geometry.removal``, located: a ball that dropped through a
+        ``HoledPlane``'s hole), inf for those that were not; ``None`` for other
+        forces, and for models without contacts.
 
     ``save(path)`` writes all of it to one ``.npz`` file (atomically);
     ``Trajectory.load(path)`` reads it back.
@@ -255,9 +270,10 @@ class Trajectory(eqx.Module):
     segments: jnp.ndarray
     events: "Events | None" = None
     contact_history: "tuple | None" = None
+    removals: "tuple | None" = None
 
     def save(self, path):
-        """Write the trajectory, its ``events`` and ``contact_history`` to the NumPy ``.npz`` file ``path``.
+        """Write the trajectory, its ``events``, ``contact_history`` and ``removals`` to the NumPy ``.npz`` file ``path``.
 
         The file is written beside ``path`` and renamed, so an interrupted save
         leaves no partial file. Returns ``path`` as a ``pathlib.Path``.
@@ -270,6 +286,10 @@ class Trajectory(eqx.Module):
             for k, history in enumerate(self.contact_history):
                 if history is not None:
                     arrays.update(_arrays(history, f"contact_history/{k}/"))
+        if self.removals is not None:
+            arrays["removals"] = np.asarray(len(self.removals))
+            arrays.update({f"removals/{k}": np.asarray(times) for k, times in enumerate(self.removals)
+                           if times is not None})
 
         def write(tmp):
             with open(tmp, "wb") as file:  # a file object: np.savez would append .npz to a name
@@ -302,8 +322,12 @@ class Trajectory(eqx.Module):
                 else None
                 for k in range(int(arrays["contact_history"]))
             )
+        removals = None
+        if "removals" in arrays:
+            removals = tuple(jnp.asarray(arrays[f"removals/{k}"]) if f"removals/{k}" in arrays else None
+                             for k in range(int(arrays["removals"])))
         events = _module(Events, arrays, "events/") if "events/count" in arrays else None
-        return _module(cls, arrays, events=events, contact_history=histories)
+        return _module(cls, arrays, events=events, contact_history=histories, removals=removals)
 
 
 #: The ``format`` entry of the files of ``Trajectory.save``.
@@ -508,7 +532,12 @@ def simulate(
         most ``max_closed``: for scenes of many bodies, where few of the
         pairs touch at once (16 balls on a table: at most 6 neighbours in
         the plane each, 48 pairs of 120). More raise an error at run time.
-        Only for models with ``Contact``s.
+        Increasing sizes (a tuple, the last the most closed at once) make
+        an evaluation cost what is closed: the accelerations sum the least
+        of them that holds every such family's closed members of the
+        segment (a ``lax.switch`` over the sizes, each compiled; under
+        ``vmap`` a select that evaluates every size). Only for models with
+        ``Contact``s.
     contact_history : also save each contact family's penetration, gap and
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
@@ -547,7 +576,7 @@ def simulate(
     save_times = _check_save_times(save_times)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
-    max_closed = None if max_closed is None else check_count("max_closed", max_closed, 1)
+    max_closed = _check_sizes(max_closed)
     if dt is None:
         rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
         dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
@@ -576,6 +605,17 @@ def simulate(
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
         near_distance, bool(contact_history), friction_steps, contact_steps, max_closed,
     )
+
+
+def _check_sizes(max_closed):
+    """``max_closed`` as a tuple of increasing ints ≥ 1 (``None`` as it is)."""
+    if max_closed is None:
+        return None
+    sizes = tuple(max_closed) if isinstance(max_closed, (tuple, list)) else (max_closed,)
+    sizes = tuple(check_count("max_closed", size, 1) for size in sizes)
+    if not sizes or any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise ValueError(f"max_closed must be an int >= 1 or increasing ints >= 1; got {max_closed!r}")
+    return sizes
 
 
 @eqx.filter_jit
@@ -610,17 +650,17 @@ def _check_save_times(save_times):
                         lambda: np.asarray(save_times))
 
 
-def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_history=None, removed=()):
+def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_history=None, removed=None):
     """The ``Trajectory`` of the saved states, with their diagnostics.
 
     ``removed``: (family index, removal times) pairs, the time each contact of
     that family was removed (``Geometry.removal``; inf if it was not): from
     then on its elastic energy is not counted (a fallen ball under the
-    surface is not stored in the plane).
+    surface is not stored in the plane); ``None`` for a model without contacts.
     """
     def diagnostics(q, v, t):
         gone = sum(jnp.sum(jnp.where(t >= times, model.forces[k].elastic_energies(model.split(q)), 0.0))
-                   for k, times in removed)
+                   for k, times in removed or ())
         return (
             jnp.linalg.norm(model.constraint(q, t)),
             jnp.linalg.norm(model.constraint_velocity(q, v, t)),
@@ -629,8 +669,9 @@ def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_h
             model.angular_momentum(q, v),
         )
 
+    removals = None if removed is None else tuple(dict(removed).get(k) for k in range(len(model.forces)))
     return Trajectory(save_times, q, v, *jax.vmap(diagnostics)(q, v, save_times), steps, segments, events,
-                      contact_history)
+                      contact_history, removals)
 
 
 def _contact_indices(model):
@@ -728,7 +769,7 @@ def _event_values(families, t, y, args):
     whose gap is d_n or more are inactive (1).
     The third: the geometry's ``removal`` function, inactive (1) for
     geometries without one; all three are inactive once the contact is
-    removed.
+    removed. A family that is not ``located`` has only the third.
     The band 2 v_r between the turning points makes every function positive
     at the start of the segment that follows its status change (ġ ≥ 0 at a
     separation), so none has a root there: a bounce shorter than the first
@@ -744,8 +785,8 @@ def _event_values(families, t, y, args):
         near = True if near_distance is None else gap < near_distance
         open_value = jnp.where(status == RECEDING, jnp.where(near, rate + rest_speed, 1.0), gap)
         closed_value = _separation_function(contact, pose_i, pose_j, rate_i, rate_j)
-        first = jnp.where(status == CLOSED, closed_value, open_value)
-        second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0)
+        first = jnp.where(status == CLOSED, closed_value, open_value) if contact.located else 1.0
+        second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0) if contact.located else 1.0
         removal = contact.geometry.removal(pose_i, pose_j)
         third = 1.0 if removal is None else removal
         return jnp.where(status == REMOVED, 1.0, jnp.stack([first, second, third])), (status == RECEDING) & (gap <= 0)
@@ -887,11 +928,13 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
     bounds = []
     for k, status_k in zip(families, status if near or contact else ()):
         penetration, rate = model.forces[k].penetration_rate(q, v)
+        # (a family that is not located has no open and closed statuses: its penetration says)
+        closed = status_k == CLOSED if model.forces[k].located else (status_k != REMOVED) & (penetration > 0)
         if near:
-            approaching = (status_k < CLOSED) & (rate > 0)
+            approaching = (status_k != REMOVED) & ~closed & (rate > 0)
             bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
         if contact:
-            moving = (status_k == CLOSED) & (rate != 0)
+            moving = closed & (rate != 0)
             bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction:
         mobilities = body_mobilities(model.bodies)
@@ -985,32 +1028,60 @@ def _contact_histories(families, t, y, args):
     return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
 
 
-def _closed_members(model, families, max_closed):
-    """The model whose contact families hold only their closed members, and whether a family had more than allowed.
+def _gathered(model, families, sizes):
+    """The families whose closed members ``_closed_members`` gathers (static): the non-impulsive, located ones
+    with more members than the largest of ``sizes`` (``simulate``'s ``max_closed``, ``None`` for none)."""
+    if sizes is None:
+        return ()
+    return tuple(k for k in families if not model.forces[k].impulsive and model.forces[k].located
+                 and model.forces[k].count > sizes[-1])
+
+
+def _closed_members(model, families, sizes):
+    """The model whose contact families hold only their closed members, which of ``sizes`` holds them, and
+    whether a family had more than allowed.
 
     Inside ``simulate`` only a closed contact exerts a force (``engaged``), and
     the closed set changes only at events, so a segment's accelerations need
-    no other members. Each non-impulsive family with more than
-    ``max_closed`` members keeps ``max_closed`` of them: its closed ones, in
-    the family's order, then copies of member 0 with ``engaged`` 0 (no
-    force). ``max_closed`` ``None``: the model as it is. The second result
-    is True where a family had more than ``max_closed`` closed members.
+    no other members. Each family of ``_gathered`` keeps ``sizes[-1]`` of
+    them (``simulate``'s ``max_closed``): its closed ones, in the family's
+    order, then copies of member 0 with ``engaged`` 0 (no force). The second
+    result is the index of the least of ``sizes`` that holds every such
+    family's closed members (``_accelerations`` sums only that many); the
+    third is True where a family had more closed members than ``sizes[-1]``.
+    ``sizes`` ``None``: the model as it is.
     """
-    too_many = jnp.asarray(False)
-    if max_closed is None:
-        return model, too_many
-    for k in families:
+    most, too_many = jnp.asarray(0), jnp.asarray(False)
+    for k in _gathered(model, families, sizes):
         contact = model.forces[k]
-        if contact.impulsive or contact.count <= max_closed:
-            continue
         closed = contact.engaged > 0.5
         count = jnp.sum(closed)
-        index = jnp.nonzero(closed, size=max_closed, fill_value=0)[0]
+        index = jnp.nonzero(closed, size=sizes[-1], fill_value=0)[0]
         kept = jax.tree.map(lambda x: x[index], contact)
-        kept = eqx.tree_at(lambda c: c.engaged, kept, jnp.where(jnp.arange(max_closed) < count, kept.engaged, 0.0))
+        kept = eqx.tree_at(lambda c: c.engaged, kept, jnp.where(jnp.arange(sizes[-1]) < count, kept.engaged, 0.0))
         model = eqx.tree_at(lambda m: m.forces[k], model, kept)
-        too_many = too_many | (count > max_closed)
-    return model, too_many
+        most, too_many = jnp.maximum(most, count), too_many | (count > sizes[-1])
+    return model, jnp.sum(most > jnp.asarray((sizes or (0,))[:-1], dtype=int)), too_many
+
+
+def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
+    """The formulation's accelerations of ``_closed_members``' model, its ``gathered`` families cut to ``sizes[size]``.
+
+    A ``lax.switch`` over the sizes, so that an evaluation costs what its
+    segment's closed members cost (docs/RESULTS.md, "Evaluations that cost
+    what is closed").
+    """
+    if not gathered or len(sizes) < 2:
+        return formulation.acceleration(model, q, v, t)
+
+    def cut(count):
+        def accelerations(q, v):
+            first = eqx.tree_at(lambda m: [m.forces[k] for k in gathered], model,
+                                [jax.tree.map(lambda x: x[:count], model.forces[k]) for k in gathered])
+            return formulation.acceleration(first, q, v, t)
+        return accelerations
+
+    return jax.lax.switch(size, [cut(count) for count in sizes], q, v)
 
 
 def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed, shift,
@@ -1109,10 +1180,13 @@ def _simulate_events(
         # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
         # zero, where no down-crossing can be seen, and hide every other contact's event
         status = jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING))
+        if not contact.located:  # (its statuses are only removed or not)
+            status = jnp.full(contact.count, RECEDING)
         removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
         if removal is not None:  # already gone (e.g. a ball that starts under a hole)
             status = jnp.where(removal <= 0, REMOVED, status)
-        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, (status == CLOSED).astype(float))
+        engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status == REMOVED, 0.0, -1.0)
+        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
         status0.append(status)
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
@@ -1137,10 +1211,13 @@ def _simulate_events(
     )
 
     # A segment's args: (model, status, residual, released, rest_speed, near_distance, the controller's step
-    # hint, the model with its closed contacts only: ``_closed_members``), the last for the accelerations.
+    # hint, the model with its closed contacts only and the size that holds them: ``_closed_members``), the
+    # last two for the accelerations.
+    gathered = _gathered(model, families, max_closed)
+
     def vector_field(t, y, args):
         q, v = y
-        return v, formulation.acceleration(args[-1], q, v, t)
+        return v, _accelerations(formulation, *args[-2:], gathered, max_closed, q, v, t)
 
     if contact_history:
         def to_save(t, y, args):
@@ -1156,16 +1233,16 @@ def _simulate_events(
         def run(_):
             passed = jnp.sum(save_times < t0)
             ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, window)
-            closed_only, too_many = _closed_members(model, families, max_closed)
-            segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only)
+            closed_only, size, too_many = _closed_members(model, families, max_closed)
+            segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only, size)
             solution = dfx.diffeqsolve(
                 dfx.ODETerm(vector_field),
                 formulation.wrap_solver(model, solver),
                 t0=t0,
                 t1=jnp.where(passed + window < n_saves, ahead[-1], t_end),
                 dt0=dt0,
-                y0=(eqx.error_if(q, too_many, f"more than max_closed = {max_closed} contacts of one family "
-                                 "closed at once; increase max_closed"), v),
+                y0=(eqx.error_if(q, too_many, f"more than max_closed = {max_closed and max_closed[-1]} contacts "
+                                 "of one family closed at once; increase max_closed"), v),
                 args=segment_args,
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True)),
@@ -1226,7 +1303,8 @@ def _simulate_events(
 
     zeros = tuple(jnp.zeros(count) for count in counts)
     shapes = jax.eval_shape(
-        to_save, state0.t, (state0.q, state0.v), (model, status0, zeros, zeros, rest_speed, near_distance, 0.0, model)
+        to_save, state0.t, (state0.q, state0.v),
+        (model, status0, zeros, zeros, rest_speed, near_distance, 0.0, model, 0),
     )
     # rows past the last save time take the padding's rows
     nan = jax.tree.map(lambda x: jnp.full((n_saves + window,) + x.shape, jnp.nan), shapes)

@@ -736,18 +736,23 @@ def rack(p, spacing=None):
 
 
 def table_cloth(p, index):
-    """Ball ``index`` on the table's cloth: ``cloth_law`` and Ambrósio's friction on a ``HoledPlane``.
+    """Ball ``index`` on the table's cloth: ``cloth_law`` and Ambrósio's friction on a ``HoledPlane``, not located.
 
     The plane z = 0 with the six pockets' holes (``pockets``), bounded at the
     rails (the nose lines moved out by ``p.cushion_width``): a ball whose
-    centre passes over a hole's edge leaves the cloth (a located separation)
-    and falls through. It leaves the cloth for good (``HoledPlane.removal``,
-    located by ``simulate``) there, or, if it flew over the edge, where it
-    falls to the cloth's level over the hole: no pocket floor, it falls on.
+    centre passes over a hole's edge leaves the cloth (its force fades out
+    over the rim strip) and falls through. It leaves the cloth for good
+    (``HoledPlane.removal``, located by ``simulate``) there, or, if it flew
+    over the edge, where it falls to the cloth's level over the hole: no
+    pocket floor, it falls on. The cloth's onsets and separations are not
+    located (``Contact``'s ``located``): its Hertz force vanishes at δ = 0,
+    and on the paper's undamped cloth the balls hop for the whole run, each
+    hop an onset and a separation that would end two segments
+    (docs/RESULTS.md, "The cloth's hops are not events").
     """
     holes = pockets(p)
     return Contact(HoledPlane(0.0, _rails(p), holes.centres, holes.radii, index, p.radius),
-                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3))
+                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3), located=False)
 
 
 def _rails(p):
@@ -951,35 +956,24 @@ def break_state(p, balls=16, speed=None, nose_height=None):
     return table_state(p, rack(p)[: len(names)], velocities, nose_height=nose_height)
 
 
-def pocketed(p, run, balls=16, tolerance=1e-6):
+def pocketed(p, run, balls=16):
     """Balls that dropped into a pocket in a ``table_model`` run: a list of (time (s), ball, pocket) in time order.
 
-    A ball is pocketed when it leaves the cloth for the last time (the cloth's
-    separation event, force 1: that is the time given) and falls through a
-    pocket's hole: either its centre is over a hole at that event
-    (``pocket_depth`` > −``tolerance``, m), or it left the cloth in a hop,
-    crossed a hole's edge in the air (where no event marks it) and its centre
-    is below the cloth (z < 0) at a later save; the pocket is then the hole
-    under its centre at the first such save.
+    A ball is pocketed when its cloth contact is removed for good (the
+    cloth's ``Trajectory.removals``, force 1: ``HoledPlane.removal``, located
+    by ``simulate``): its centre has passed a hole's edge and it has reached
+    the cloth's level there, sliding off the edge or falling from a hop over
+    the hole. That is the time given; the pocket is the hole nearest its
+    centre at the first save from then on (``pocket_depth``: the ball falls
+    on through the hole). A ball removed with no hole within a radius of its
+    centre (off the rails: it flew over a cushion) is not pocketed.
     """
-    names, events = _check_table_balls(balls), run.events
-    last = {}  # each ball's last cloth event
-    for row in range(int(events.count)):
-        if int(events.contact[row]) == 1:
-            last[int(events.member[row])] = row
-    heights = np.asarray(run.q)[:, 2::7]
+    names = _check_table_balls(balls)
+    removed, times = np.asarray(run.removals[1]), np.asarray(run.t)
     found = []
-    for index, row in last.items():
-        if bool(events.onset[row]):
-            continue  # on the cloth at the end
-        depth = np.asarray(pocket_depth(p, np.asarray(position(events.q[row], index))[:2]))
-        if depth.max() <= -tolerance:
-            below = np.flatnonzero(heights[:, index] < 0.0)
-            if below.size == 0:
-                continue  # in the air at the end of the run
-            depth = np.asarray(pocket_depth(p, np.asarray(position(run.q[below[0]], index))[:2]))
-            if depth.max() <= -tolerance:
-                continue  # below the cloth but over no hole: it left the table elsewhere
-        found.append((float(events.t[row]), names[index], POCKETS[int(np.argmax(depth))]))
-    found.sort()
-    return found
+    for index in np.flatnonzero(np.isfinite(removed)):
+        save = min(int(np.searchsorted(times, removed[index])), len(times) - 1)
+        depth = np.asarray(pocket_depth(p, np.asarray(position(run.q[save], index))[:2]))
+        if depth.max() > -p.radius:
+            found.append((float(removed[index]), names[index], POCKETS[int(np.argmax(depth))]))
+    return sorted(found)

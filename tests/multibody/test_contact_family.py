@@ -19,6 +19,8 @@ from diffimpact.multibody import (
     HoledPlane,
     LagrangeMultipliers,
     Model,
+    NewtonRestitution,
+    OptimalDamping,
     PlanarBody,
     SpatialBody,
     SpherePlane,
@@ -104,10 +106,12 @@ def test_simultaneous_impacts_of_one_family_match_separate_contacts(struck_famil
     np.testing.assert_allclose(family.linear_momentum[-1], family.linear_momentum[0], atol=1e-12)
 
 
-def test_accelerations_of_the_closed_members_only_give_the_same_run(struck_family):
+@pytest.mark.parametrize("max_closed", [2, (1, 2)])
+def test_accelerations_of_the_closed_members_only_give_the_same_run(struck_family, max_closed):
     """``max_closed``: the segments' accelerations sum only the closed pairs (one, then two of three); the run is
-    that of all members, to the round-off of the exact force sums (whose scale follows the number of terms)."""
-    everyone, closed = struck_family, struck([Contact.family(pair(i, j) for i, j in PAIRS)], max_closed=2)
+    that of all members, to the round-off of the exact force sums (whose scale follows the number of terms).
+    With the sizes (1, 2) the segments with one pair closed sum one member, those with two sum two."""
+    everyone, closed = struck_family, struck([Contact.family(pair(i, j) for i, j in PAIRS)], max_closed=max_closed)
     count = int(everyone.events.count)
     assert int(closed.events.count) == count >= 4
     np.testing.assert_array_equal(everyone.events.onset[:2], True)
@@ -116,8 +120,12 @@ def test_accelerations_of_the_closed_members_only_give_the_same_run(struck_famil
     np.testing.assert_allclose(closed.events.v[:count], everyone.events.v[:count], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(closed.v, everyone.v, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(closed.q, everyone.q, rtol=1e-12, atol=1e-16)
-    with pytest.raises(ValueError, match="max_closed must be an int >= 1"):
-        struck([pair(0, 1)], max_closed=0)
+
+
+@pytest.mark.parametrize("max_closed", [0, (), (2, 2), (2, 1), (1, True)])
+def test_max_closed_must_be_a_count_or_increasing_counts(max_closed):
+    with pytest.raises((ValueError, TypeError), match="max_closed must be an int >= 1"):
+        struck([pair(0, 1)], max_closed=max_closed)
 
 
 def test_a_segment_keeps_the_closed_members_and_flags_too_many():
@@ -125,16 +133,16 @@ def test_a_segment_keeps_the_closed_members_and_flags_too_many():
     model = Model(discs(3), forces=[family])
     with_engaged = lambda flags: eqx.tree_at(lambda m: m.forces[0].engaged, model, jnp.asarray(flags, dtype=float))
     closed_members = sys.modules["diffimpact.multibody.simulate"]._closed_members
-    kept, too_many = closed_members(with_engaged([0.0, 1.0, 1.0]), (0,), 2)
+    kept, size, too_many = closed_members(with_engaged([0.0, 1.0, 1.0]), (0,), (1, 2))
     np.testing.assert_array_equal(kept.forces[0].geometry.body_i, [1, 0])  # pairs (1, 2) and (0, 2)
     np.testing.assert_array_equal(kept.forces[0].engaged, [1.0, 1.0])
-    assert not bool(too_many)
-    kept, too_many = closed_members(with_engaged([0.0, 1.0, 0.0]), (0,), 2)
+    assert int(size) == 1 and not bool(too_many)  # two closed: the second size
+    kept, size, too_many = closed_members(with_engaged([0.0, 1.0, 0.0]), (0,), (1, 2))
     np.testing.assert_array_equal(kept.forces[0].geometry.body_i, [1, 0])  # pair (1, 2), then a copy of pair 0 ...
     np.testing.assert_array_equal(kept.forces[0].engaged, [1.0, 0.0])  # ... that exerts no force
-    assert not bool(too_many)
-    assert bool(closed_members(with_engaged([1.0, 1.0, 0.0]), (0,), 1)[1])
-    assert closed_members(model, (0,), 3)[0] is model  # not more members than allowed: nothing to cut
+    assert int(size) == 0 and not bool(too_many)  # one closed: the first size holds it
+    assert bool(closed_members(with_engaged([1.0, 1.0, 0.0]), (0,), (1,))[2])
+    assert closed_members(model, (0,), (3,))[0] is model  # not more members than allowed: nothing to cut
 
 
 HOLE = np.array([0.3, 0.1])
@@ -166,14 +174,18 @@ HOLE_STIFFNESS = 1e6
 
 @pytest.fixture(scope="module")
 def ball_over_hole():
-    """``run(q0, v0, t_end)``: a frictionless ball on the holed plane (Hertz), saved at 0 and ``t_end``."""
+    """``run(q0, v0, t_end)``: a frictionless ball on the holed plane (Hertz), saved at 0 and ``t_end``;
+    ``located=False``: the plane's onsets and separations not located (``Contact``'s ``located``)."""
     ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
-    cloth = Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(HOLE_STIFFNESS))
-    model = Model([ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth])
 
-    def run(q0, v0, t_end, solver=None):
-        return simulate(model, State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(), solver=solver,
-                        rtol=1e-10, atol=1e-12, max_events=4)
+    def model(located):
+        cloth = Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(HOLE_STIFFNESS),
+                        located=located)
+        return Model([ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth])
+
+    def run(q0, v0, t_end, solver=None, located=True):
+        return simulate(model(located), State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(),
+                        solver=solver, rtol=1e-10, atol=1e-12, max_events=4)
 
     return run
 
@@ -228,6 +240,40 @@ def test_a_ball_flying_over_a_hole_lands_beyond_it_and_one_landing_in_it_falls_t
     assert int(run.events.count) == 0
     np.testing.assert_allclose(run.q[-1, :3], [0.2 + t_end, 0.1, height + rise * t_end - 0.5 * 9.81 * t_end**2],
                                atol=1e-9)
+
+
+def test_a_plane_whose_contacts_are_not_located_gives_the_located_run(ball_over_hole):
+    """``Contact(..., located=False)``: no onset or separation is located (the solver steps through them), the
+    removal still is. Hertz's force vanishes at δ = 0, so the motion is the located run's, to the error of the
+    steps that straddle the onsets and separations (measured at rtol = 1e-10: positions 2e-11 m, velocities
+    2e-8 m/s, energy 7e-9 of it): a ball sliding off into the hole, one landing in it, one flying over it and
+    bouncing (energy kept: undamped, frictionless) beyond it."""
+    starts = [(_rest((0.0, 0.1), (2.0, 0.0, 0.0)), 0.25), (_rest((0.2, 0.1), (1.0, 0.0, 0.3), RADIUS + 1e-3), 0.25),
+              (_rest((0.2, 0.1), (2.0, 0.0, 1.0), RADIUS + 1e-3), 0.21)]
+    for (q0, v0), t_end in starts:
+        located, not_located = (ball_over_hole(q0, v0, t_end, located=flag) for flag in (True, False))
+        assert int(not_located.events.count) == 0
+        np.testing.assert_allclose(not_located.removals[1], located.removals[1], rtol=1e-12)
+        np.testing.assert_allclose(not_located.q[-1, :3], located.q[-1, :3], rtol=0, atol=1e-10)
+        np.testing.assert_allclose(not_located.v[-1, :3], located.v[-1, :3], rtol=0, atol=1e-7)
+        assert float(not_located.energy[-1]) == pytest.approx(float(located.energy[-1]), rel=5e-8)
+    assert float(not_located.energy[-1]) == pytest.approx(float(not_located.energy[0]), rel=5e-8)
+    # removed where the sliding ball's centre crosses the edge, and where the other reaches the plane over the hole
+    assert float(ball_over_hole(*starts[0][0], 0.25, located=False).removals[1][0]) == pytest.approx(
+        (HOLE[0] - HOLE_RADIUS) / 2.0, abs=1e-7)
+    assert [np.isfinite(float(ball_over_hole(*start, t, located=False).removals[1][0])) for start, t in starts] == [
+        True, True, False]
+
+
+def test_only_a_law_that_vanishes_at_zero_penetration_may_go_unlocated():
+    plane = SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS)
+    for law in (HertzLinearDamper(STIFFNESS, 1.5, 10.0), OptimalDamping(STIFFNESS, 1.5, 0.8), NewtonRestitution(0.8)):
+        with pytest.raises(ValueError, match="located=False needs a NormalForceLaw whose force vanishes"):
+            Contact(plane, law, located=False)
+    with pytest.raises(TypeError, match="located must be a bool"):
+        Contact(plane, Hertz(STIFFNESS), located=1)
+    with pytest.raises(ValueError, match="differs in kind.*located=False"):
+        Contact.family([Contact(plane, Hertz(STIFFNESS)), Contact(plane, Hertz(STIFFNESS), located=False)])
 
 
 # --- contacts at a distance (``near_distance``) ------------------------------------------------

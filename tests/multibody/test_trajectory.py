@@ -132,8 +132,9 @@ def test_gap_after_a_zero_force_separation_is_to_the_recovering_surface(bouncing
 
 
 def test_save_and_load_give_back_every_field(bouncing, discs, tmp_path):
-    # with histories of a family beside another force (gravity), of a family alone, and without contacts
-    without_contacts = dataclasses.replace(discs, events=None, contact_history=None)
+    # with histories and removal times of a family beside another force (gravity), of a family alone, and without
+    # contacts
+    without_contacts = dataclasses.replace(discs, events=None, contact_history=None, removals=None)
     for run in (bouncing, discs, without_contacts):
         path = run.save(tmp_path / "run.npz")
         loaded = Trajectory.load(path)
