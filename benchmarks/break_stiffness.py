@@ -1,14 +1,14 @@
 """Where the 16-ball break's solver steps go: the ball–ball friction makes the rack's impact stiff (issue 11 §1).
 
-Alciatore's ball–ball friction, μ(v) F_N tanh(v/v_reg) (``diffimpact.contact.Alciatore``; the
-regularisation speed v_reg = 1e-4 m/s is ours, the paper gives none), has the slope μ F_N/v_reg at zero
-slip. While the rack's balls press on each other (forces of kN) with little slip, the slip relaxes at a rate
+Alciatore's ball–ball friction, μ(v) F_N tanh(v/v_reg) (``diffimpact.contact.Alciatore``; the paper gives
+no regularisation speed v_reg, ours is v0/3 with the v0 = 0.01 m/s of its Threlfall law, 1e-4 m/s before),
+has the slope μ F_N/v_reg at zero slip. While the rack's balls press on each other (forces of kN) with little slip, the slip relaxes at a rate
 of order μ F_N/(v_reg m), 1e7–1e8 /s, and an explicit solver's steps are bounded by its stability, not by
 the tolerance. For the break of ``diffimpact reproduce break`` (``diffimpact.reproduce.table``:
 ``table.FORMULATION``, rtol = 1e-3, atol = 1e-6, the near distance; the cue ball reaches the rack at
 0.114 s), this counts the accepted steps and segments to ``--impact`` (0.2 s: the rack's impact and its
-first bounces) and to ``--duration``, with the ball–ball friction as in ``table_model`` and with
-v_reg = 1e-3 and 1e-2 m/s, and without it (μ = 0). Compile and run time apart (``_timing.timed``; the run
+first bounces) and to ``--duration``, with the ball–ball friction at v_reg = 1e-4, 1e-3, v0/3 (as in
+``table_model``) and 1e-2 m/s, and without it (μ = 0). Compile and run time apart (``_timing.timed``; the run
 to ``--duration``); the friction variants differ in numbers only, so they share the first row's compilation
 (their compile time reads about 0).
 
@@ -57,14 +57,15 @@ def main():
     p = billiard.Parameters()
     model, state = billiard.table_model(p), billiard.break_state(p)
     variants = {
-        "Alciatore, v_reg = 1e-4 m/s (table_model)": model,
+        "Alciatore, v_reg = 1e-4 m/s": _with_pairs(model, p, Alciatore(regularisation_speed=1e-4)),
         "Alciatore, v_reg = 1e-3 m/s": _with_pairs(model, p, Alciatore(regularisation_speed=1e-3)),
+        "Alciatore, v_reg = v0/3 = 3.3e-3 m/s (table_model)": model,
         "Alciatore, v_reg = 1e-2 m/s": _with_pairs(model, p, Alciatore(regularisation_speed=1e-2)),
         "no ball–ball friction": _with_pairs(model, p, Alciatore(0.0, 0.0)),
     }
     print(f"16-ball break, {type(table.FORMULATION).__name__}, rtol {table.TOLERANCES['rtol']:g}: accepted steps "
           f"(segments) to {args.impact:g} s and to {args.duration:g} s")
-    print(f"{'ball–ball friction':>42} {'to impact':>14} {'to end':>14} {'compile (s)':>11} {'run (s)':>8}")
+    print(f"{'ball–ball friction':>50} {'to impact':>14} {'to end':>14} {'compile (s)':>11} {'run (s)':>8}")
     for name, model in variants.items():
         last = {}
 
@@ -74,7 +75,7 @@ def main():
 
         first, best = timed(run, repeats=1)
         counts = [f"{int(r.steps)} ({int(r.segments)})" for r in (_run(model, state, args.impact), last["run"])]
-        print(f"{name:>42} {counts[0]:>14} {counts[1]:>14} {first - best:11.1f} {best:8.2f}", flush=True)
+        print(f"{name:>50} {counts[0]:>14} {counts[1]:>14} {first - best:11.1f} {best:8.2f}", flush=True)
     compare_cut_shots()
 
 
