@@ -1,6 +1,6 @@
 """Benchmark: the four-ball break with cushions, its forward-mode gradient and a vmapped batch (issue 11 §4).
 
-    python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 1500]
+    python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps]
 
@@ -12,7 +12,9 @@ The cue ball and the first three balls of the rack on the full table
 ball sliding at 10.729 m/s (``billiard.break_state(p, balls=4, speed)``),
 with the settings of ``diffimpact.reproduce.table.integrate`` (``FORMULATION``:
 Baumgarte, rtol = 1e-3, atol = 1e-6, ``MAX_STEPS``, near distance 5 mm)
-and ``--max-events`` (the segments of the run: events and turning points);
+and ``--max-events`` (the segments of the run: events and turning points;
+the 3-s break has about 50 since the cloth's hops are not events, and every
+member of the batch runs ``max_events + 1`` segments, so the default is 200);
 saved at the start and the end only. Compile and run are timed apart
 (``_timing.timed``: compile = first call − best later call); the ratios are
 of times from this one process. Measured:
@@ -46,6 +48,9 @@ of times from this one process. Measured:
    member. Under ``vmap`` the ``lax.cond`` that skips a finished segment
    becomes a select: every member runs all ``max_events + 1`` segments'
    solves, and each segment's solve loops until its slowest member is done.
+5. **map**: the same breaks by ``jax.lax.map`` (one member at a time inside
+   one compiled call): compile, run, throughput against single runs and
+   against the vmap.
 """
 
 import argparse
@@ -86,7 +91,7 @@ def main():
     parser.add_argument("--duration", type=float, default=3.0, help="simulated time of 1 and 2 (s)")
     parser.add_argument("--batch", type=int, default=64, help="breaks in the vmapped batch")
     parser.add_argument("--batch-duration", type=float, default=1.0, help="simulated time of each member (s)")
-    parser.add_argument("--max-events", type=int, default=1500, help="simulate's max_events")
+    parser.add_argument("--max-events", type=int, default=200, help="simulate's max_events")
     parser.add_argument("--check-duration", type=float, default=0.15, help="simulated time of the check (s)")
     parser.add_argument("--check-rtol", type=float, nargs="+", default=[1e-8, 1e-10],
                         help="the check's tight rtols (with friction_steps)")
@@ -199,6 +204,13 @@ def main():
           f"{segments.min()}–{segments.max()}; every member runs the {events + 1} segment solves of the scan")
     same = np.asarray(runs.q[0]) - np.asarray(forward(theta, speeds[0], batch_duration, rtol).q)
     print(f"   member 0 against its single run: largest difference of q {np.abs(same).max():.2e}")
+
+    mapped = jax.jit(lambda speeds: jax.lax.map(lambda speed: _run(theta, speed, batch_duration, rtol, events).q,
+                                                speeds))
+    first, map_time = timed(lambda: mapped(speeds), repeats=args.repeats)
+    print(f"\n5. lax.map of the same {args.batch} breaks (one after the other in one compiled call): compile ≈ "
+          f"{first - map_time:.1f} s, run {map_time:.3f} s; throughput {args.batch * single_time / map_time:.2f}× "
+          f"single runs, {batch_time / map_time:.2f}× the vmap's")
 
 
 if __name__ == "__main__":
