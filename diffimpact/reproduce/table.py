@@ -48,8 +48,10 @@ from diffimpact.scenes import billiard  # noqa: E402
 
 DURATION, QUICK_DURATION = 4.0, 0.3
 TOLERANCES = dict(rtol=1e-3, atol=1e-6)
-#: Located contact events (onsets, separations and turning points of near gaps) allowed in the run.
-MAX_EVENTS, QUICK_MAX_EVENTS = 16000, 400
+#: Located contact events (onsets, separations and turning points of near gaps) allowed in the run: the 4-s break
+#: has about 150 (its cloth's hops are not events). Each allowed event is a slot of ``simulate``'s scan of segments,
+#: and a slot left unused costs about 30 µs (docs/RESULTS.md, "Unused event slots").
+MAX_EVENTS, QUICK_MAX_EVENTS = 2000, 400
 #: ``simulate``'s near distance d_n (m): only gaps below it end segments at their turning points.
 NEAR_DISTANCE = 5e-3
 #: The table's formulation (module docstring: Baumgarte's feedback keeps the balls' Euler parameters near unit length).
