@@ -619,10 +619,22 @@ def _check_sizes(max_closed):
 
 
 @eqx.filter_jit
+def _acceleration(formulation, model, q, v, t):
+    """``formulation.acceleration(model, q, v, t)``, traced once per model structure and shapes.
+
+    diffrax traces a solve's vector field several times (five for Tsit5 with
+    an event), and each trace of the 16-ball table's accelerations takes
+    about 0.4 s; this jit's cache serves the later traces, and XLA inlines
+    the call (docs/RESULTS.md, "Tracing the accelerations once").
+    """
+    return formulation.acceleration(model, q, v, t)
+
+
+@eqx.filter_jit
 def _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint):
     def vector_field(t, y, args):
         q, v = y
-        return v, formulation.acceleration(model, q, v, t)
+        return v, _acceleration(formulation, model, q, v, t)
 
     solution = dfx.diffeqsolve(
         dfx.ODETerm(vector_field),
@@ -889,7 +901,7 @@ def _lazy_velocity_shift_jvp(primals, tangents, *, formulation, model, q, v, t):
     zeros = _lazy_velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
     if d_shift is None:
         return zeros, jnp.zeros_like(zeros)
-    return zeros, d_shift[:, None] * formulation.acceleration(model, q, v, t)
+    return zeros, d_shift[:, None] * _acceleration(formulation, model, q, v, t)
 
 
 def _velocity_shift(shift, forward_mode, *, formulation, model, q, v, t):
@@ -902,7 +914,7 @@ def _velocity_shift(shift, forward_mode, *, formulation, model, q, v, t):
     default adjoint keep the lazy one.
     """
     if forward_mode:
-        return shift[:, None] * formulation.acceleration(model, q, v, t)
+        return shift[:, None] * _acceleration(formulation, model, q, v, t)
     return _lazy_velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
 
 
@@ -1072,13 +1084,13 @@ def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
     what is closed").
     """
     if not gathered or len(sizes) < 2:
-        return formulation.acceleration(model, q, v, t)
+        return _acceleration(formulation, model, q, v, t)
 
     def cut(count):
         def accelerations(q, v):
             first = eqx.tree_at(lambda m: [m.forces[k] for k in gathered], model,
                                 [jax.tree.map(lambda x: x[:count], model.forces[k]) for k in gathered])
-            return formulation.acceleration(first, q, v, t)
+            return _acceleration(formulation, first, q, v, t)
         return accelerations
 
     return jax.lax.switch(size, [cut(count) for count in sizes], q, v)

@@ -1,0 +1,75 @@
+"""Where the 16-ball break's compile goes: JAX's tracing and lowering, then XLA, with and without the jitted accelerations.
+
+``simulate`` evaluates the formulation's accelerations through
+``_acceleration``, an ``equinox.filter_jit`` whose cache serves every trace
+of the vector field after the first: diffrax traces a solve's vector field
+several times (five for Tsit5 with an event), and with ``max_closed``'s
+sizes (the table's (4, 16, 48)) there is one vector field per size. This
+lowers ``reproduce break``'s simulate (``table.integrate``'s settings,
+``--duration`` s, saves every 2 ms) in one process, JAX's caches cleared
+before each, ``--rounds`` times each way, alternating (the first lowering
+of a process pays for some of JAX's own start): as ``simulate`` does, and with ``_acceleration``
+replaced by the plain call (every trace traces the accelerations again,
+as before). For each: how many times the accelerations were traced, the
+time to trace and lower, XLA's compile time, and the lines of the lowered
+program.
+
+    python benchmarks/trace_time.py [--duration 0.3] [--rounds 2]
+"""
+
+import argparse
+import sys
+import time
+
+import equinox as eqx
+import jax
+
+from diffimpact.multibody import Baumgarte, simulate
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+simulation = sys.modules["diffimpact.multibody.simulate"]
+TRACES = [0]
+
+
+class Counted(Baumgarte):
+    """``table.FORMULATION`` that counts the traces of its accelerations."""
+
+    def acceleration(self, model, q, v, t):
+        TRACES[0] += 1
+        return super().acceleration(model, q, v, t)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=table.QUICK_DURATION, help="simulated time (s)")
+    parser.add_argument("--rounds", type=int, default=2, help="times each row is run, alternating")
+    args = parser.parse_args()
+    p = billiard.Parameters()
+    model, state, times = billiard.table_model(p), billiard.break_state(p), table.save_times(args.duration)
+    formulation = Counted(table.FORMULATION.alpha, table.FORMULATION.beta)
+    jitted = simulation._acceleration
+    print(f"16-ball break, {args.duration:g} s, reproduce break's settings (max_closed {table.settings(model)['max_closed']})")
+    print(f"{'accelerations':>28} {'traces':>6} {'trace + lower (s)':>17} {'XLA (s)':>8} {'lines':>7}")
+    rows = (("jitted (simulate's)", jitted), ("traced at every call", lambda f, m, q, v, t: f.acceleration(m, q, v, t)))
+    for label, acceleration in rows * args.rounds:
+        jax.clear_caches()
+        simulation._acceleration = acceleration
+        TRACES[0] = 0
+
+        def run(model, state):
+            return simulate(model, state, times, formulation, max_events=table.QUICK_MAX_EVENTS,
+                            **table.settings(model)).q
+
+        start = time.perf_counter()
+        lowered = eqx.filter_jit(run).lower(model, state)
+        traced = time.perf_counter()
+        lowered.compile()
+        compiled = time.perf_counter()
+        print(f"{label:>28} {TRACES[0]:6d} {traced - start:17.1f} {compiled - traced:8.1f} "
+              f"{len(lowered.as_text().splitlines()):7d}", flush=True)
+    simulation._acceleration = jitted
+
+
+if __name__ == "__main__":
+    main()
