@@ -12,7 +12,10 @@ of a process pays for some of JAX's own start): as ``simulate`` does, and with `
 replaced by the plain call (every trace traces the accelerations again,
 as before). For each: how many times the accelerations were traced, the
 time to trace and lower, XLA's compile time, and the lines of the lowered
-program.
+program. Then the time of ``simulate``'s checks of the concrete start
+(``check_initial_state``, ``_check_impact_laws_open``), each compiled as one
+program, against the same operations run op by op (each compiling a
+small program of its own the first time), as before.
 
     python benchmarks/trace_time.py [--duration 0.3] [--rounds 2]
 """
@@ -23,6 +26,7 @@ import time
 
 import equinox as eqx
 import jax
+import numpy as np
 
 from diffimpact.multibody import Baumgarte, simulate
 from diffimpact.reproduce import table
@@ -69,6 +73,26 @@ def main():
         print(f"{label:>28} {TRACES[0]:6d} {traced - start:17.1f} {compiled - traced:8.1f} "
               f"{len(lowered.as_text().splitlines()):7d}", flush=True)
     simulation._acceleration = jitted
+
+    # simulate's checks of a concrete start (constraints, their Jacobian's rank, the impact laws' contacts open):
+    # compiled in one program each, as simulate does, against op by op, as before
+    def op_by_op():
+        model.constraint(state.q, state.t), model.constraint_velocity(state.q, state.v, state.t)
+        np.asarray(model.jacobian(state.q, state.t))
+        for k in simulation._contact_indices(model):
+            contact = model.forces[k]
+            np.asarray(simulation._starts_closed(*contact.penetration_rate(model.split(state.q), model.split(state.v))))
+
+    def compiled():
+        simulation.check_initial_state(model, state)
+        simulation._check_impact_laws_open(model, state)
+
+    print("\nsimulate's checks of the start (first call, JAX's caches cleared):")
+    for label, checks in (("compiled (simulate's)", compiled), ("op by op", op_by_op)) * args.rounds:
+        jax.clear_caches()
+        start = time.perf_counter()
+        checks()
+        print(f"{label:>28} {time.perf_counter() - start:6.2f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -411,12 +411,13 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
     """
     if not model.constraints:
         return state
-    residual = model.constraint(state.q, state.t)
-    rate = model.constraint_velocity(state.q, state.v, state.t)
     if not is_concrete(model, state):
+        residual = model.constraint(state.q, state.t)
+        rate = model.constraint_velocity(state.q, state.v, state.t)
         bad = (jnp.max(jnp.abs(residual)) > tolerance) | (jnp.max(jnp.abs(rate)) > tolerance)
         message = f"initial state violates the constraints by more than {tolerance:g}"
         return eqx.error_if(state, bad, message)
+    residual, rate, jacobian = _constraint_residuals(model, state.q, state.v, state.t)
     offsets = np.cumsum([0] + [c.size for c in model.constraints])
     for name, a, b in zip(model.constraint_names, offsets[:-1], offsets[1:]):
         for what, values in (("position", residual), ("velocity", rate)):
@@ -426,7 +427,7 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
                     f"initial state violates {name}: {what} residual {values.tolist()} "
                     f"exceeds {tolerance:g}; use project_initial_state to correct it"
                 )
-    jacobian = np.asarray(model.jacobian(state.q, state.t))
+    jacobian = np.asarray(jacobian)
     rank = np.linalg.matrix_rank(jacobian)
     if rank < jacobian.shape[0]:
         raise ValueError(
@@ -434,6 +435,13 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
             "(redundant constraints, or a singular configuration)"
         )
     return state
+
+
+@eqx.filter_jit
+def _constraint_residuals(model, q, v, t):
+    """Φ, Φ̇ and D of a concrete state in one compiled call (op by op, each operation compiles on its own: about
+    a hundred small programs for the pool table)."""
+    return model.constraint(q, t), model.constraint_velocity(q, v, t), model.jacobian(q, t)
 
 
 def project_initial_state(model, state, iterations=10):
@@ -696,7 +704,7 @@ def _check_impact_laws_open(model, state):
         contact = model.forces[k]
         if isinstance(contact.law, NormalForceLaw) or not is_concrete(model, state):
             continue
-        closed = np.flatnonzero(_starts_closed(*contact.penetration_rate(model.split(state.q), model.split(state.v))))
+        closed = np.flatnonzero(_closed_at_start(contact, model.split(state.q), model.split(state.v)))
         if closed.size:
             raise ValueError(
                 f"state0 is in contact (or touching and approaching) at forces[{k}] "
@@ -704,6 +712,13 @@ def _check_impact_laws_open(model, state):
                 f"{type(contact.law).__name__}), whose law is set at contact onset; start the simulation "
                 "before the contact"
             )
+
+
+@eqx.filter_jit
+def _closed_at_start(contact, q, v):
+    """``_starts_closed`` of the members of ``contact`` at the split coordinates ``q``, ``v``, compiled (see
+    ``_constraint_residuals``)."""
+    return _starts_closed(*contact.penetration_rate(q, v))
 
 
 def _starts_closed(penetration, rate):
