@@ -12,7 +12,9 @@ of a process pays for some of JAX's own start): as ``simulate`` does, and with `
 replaced by the plain call (every trace traces the accelerations again,
 as before). For each: how many times the accelerations were traced, the
 time to trace and lower, XLA's compile time, and the lines of the lowered
-program. Then the time of ``simulate``'s checks of the concrete start
+program. (First, the time to build the table and the break's start,
+``billiard.table_model`` and ``break_state``, op by op.) Then the time of
+``simulate``'s checks of the concrete start
 (``check_initial_state``, ``_check_impact_laws_open``), each compiled as one
 program, against the same operations run op by op (each compiling a
 small program of its own the first time), as before.
@@ -50,7 +52,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=2, help="times each row is run, alternating")
     args = parser.parse_args()
     p = billiard.Parameters()
-    model, state, times = billiard.table_model(p), billiard.break_state(p), table.save_times(args.duration)
+    start = time.perf_counter()
+    model = billiard.table_model(p)
+    built = time.perf_counter()
+    state = billiard.break_state(p)
+    print(f"first in this process: billiard.table_model {built - start:.1f} s, break_state "
+          f"{time.perf_counter() - built:.1f} s (op by op)")
+    times = table.save_times(args.duration)
     formulation = Counted(table.FORMULATION.alpha, table.FORMULATION.beta)
     jitted = simulation._acceleration
     print(f"16-ball break, {args.duration:g} s, reproduce break's settings (max_closed {table.settings(model)['max_closed']})")
