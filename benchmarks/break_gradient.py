@@ -2,7 +2,7 @@
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
-                                        [--no-friction-steps]
+                                        [--no-friction-steps] [--cloth-coulomb V_REG]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -40,7 +40,10 @@ of times from this one process. Measured:
    derivatives grow through the stiff friction of the first ball–ball
    collision at any tolerance (docs/RESULTS.md, "The break's μ derivative:
    stiff friction, not a turning point"). Same compiled functions as 1 and 2
-   (duration and tolerances are traced arguments).
+   (duration and tolerances are traced arguments). ``--cloth-coulomb V_REG``
+   runs everything with the cloth's Ambrósio band (c_d's slope jumps at v0
+   and v1) replaced by the smooth ``Coulomb(μ, V_REG)``, to see what the
+   band's corners do to the μ column's convergence.
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -58,11 +61,13 @@ import dataclasses
 import functools
 
 import diffrax
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from _timing import timed
+from diffimpact.contact import Coulomb
 from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -73,10 +78,17 @@ SPEED = 10.729
 STEPS = (1e-3, 1e-4)
 
 
-def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False):
-    """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory."""
+def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None):
+    """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
+
+    ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s).
+    """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1])
     model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
+    if coulomb is not None:
+        cloth = billiard.TABLE_FORCES.index("cloth")
+        law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(theta[1], coulomb))
+        model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
     settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
     return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=max_events,
                     adjoint=adjoint, friction_steps=friction_steps, **settings)
@@ -99,20 +111,23 @@ def main():
     parser.add_argument("--no-friction-steps", action="store_true",
                         help="checks without friction_steps: the tight rtols then go without it, and the check at the "
                              "benchmark's rtol with it is left out (its steps grow with the check's duration)")
+    parser.add_argument("--cloth-coulomb", type=float, default=None, metavar="V_REG",
+                        help="the cloth's Ambrósio band replaced by a smooth Coulomb law with this v_reg (m/s)")
     args = parser.parse_args()
+    run_break = functools.partial(_run, coulomb=args.cloth_coulomb)
     batch_duration = args.batch_duration
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
     rtol = table.TOLERANCES["rtol"]
     events = args.max_events
 
-    forward = jax.jit(lambda th, speed, t, tol, steps=False: _run(th, speed, t, tol, events, friction_steps=steps),
+    forward = jax.jit(lambda th, speed, t, tol, steps=False: run_break(th, speed, t, tol, events, friction_steps=steps),
                       static_argnums=4)
 
     @functools.partial(jax.jit, static_argnums=3)
     def gradient(th, t, tol, steps=False):
         def cue(x):
-            run = _run(x, SPEED, t, tol, events, diffrax.ForwardMode(), steps)
+            run = run_break(x, SPEED, t, tol, events, diffrax.ForwardMode(), steps)
             return _cue_xy(run), run.steps
 
         return jax.jacfwd(cue, has_aux=True)(th)
@@ -180,7 +195,7 @@ def main():
     if args.batch < 1:
         return
     speeds = SPEED * (1 + 1e-3 * jnp.arange(args.batch))
-    batched = jax.jit(jax.vmap(lambda speed: _run(theta, speed, batch_duration, rtol, events)))
+    batched = jax.jit(jax.vmap(lambda speed: run_break(theta, speed, batch_duration, rtol, events)))
     if batch_duration != args.duration:
         first, single_time, run = single(batch_duration)
         print(f"\n   forward, {batch_duration:g} s: run {single_time:.3f} s, {int(run.steps)} steps, "
@@ -205,7 +220,7 @@ def main():
     same = np.asarray(runs.q[0]) - np.asarray(forward(theta, speeds[0], batch_duration, rtol).q)
     print(f"   member 0 against its single run: largest difference of q {np.abs(same).max():.2e}")
 
-    mapped = jax.jit(lambda speeds: jax.lax.map(lambda speed: _run(theta, speed, batch_duration, rtol, events).q,
+    mapped = jax.jit(lambda speeds: jax.lax.map(lambda speed: run_break(theta, speed, batch_duration, rtol, events).q,
                                                 speeds))
     first, map_time = timed(lambda: mapped(speeds), repeats=args.repeats)
     print(f"\n5. lax.map of the same {args.batch} breaks (one after the other in one compiled call): compile ≈ "

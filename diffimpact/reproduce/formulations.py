@@ -90,7 +90,7 @@ WINDOW, QUICK_WINDOW = 0.2, 0.15
 LONG_SMALL_STEP = "lagrange"
 #: Save times per run: the same number in every run, so that one compilation serves them all.
 SAVES = 1501
-#: Contact events allowed in a run (the 3-s runs have 30–70; an unused slot costs about 30 µs: ``table.MAX_EVENTS``).
+#: Contact events allowed in a run (the 3-s runs have 30–46; an unused slot costs about 30 µs: ``table.MAX_EVENTS``).
 MAX_EVENTS = 500
 #: Matlab's CPU times for this break (s), [Gismeros Moreno 2022] §4.1: the fine-tuned model with the random α, and
 #: the model with the cloth's normal forces and gravity at the low α.
