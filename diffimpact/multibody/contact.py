@@ -23,7 +23,9 @@ contact point P from the coordinate blocks of its two bodies. Then
 The law may be a ``NormalForceLaw`` (fixed parameters) or an ``ImpactLaw``,
 whose parameters depend on the effective mass and the approach speed of each
 impact (eq. (50): optimal damping; eq. (9) with a damping factor of eqs. (13)–(16)):
-``simulate`` resolves it at every contact onset (``Contact.at_onset``).
+``simulate`` resolves it at every contact onset (``Contact.at_onset``), after
+computing once per run what does not depend on the impact
+(``ImpactLaw.prepared``: the exact optimal damping of the unit system).
 ``RigidImpact`` is the instantaneous (rigid) impact: no force, and at each
 onset ``simulate`` applies the impulse of a model of ``diffimpact.impulse``
 (Newton, Poisson, PLUS, Routh, maximum dissipation) to the stacked problem of
@@ -65,7 +67,7 @@ from diffimpact.contact._math import dot, normal_frame, positive_power, safe_nor
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley, NormalForceLaw
-from diffimpact.impact.damping import _check_exponent_restitution, _check_method, optimal_damping
+from diffimpact.impact.damping import _check_exponent_restitution, _check_method, _optimal_damping, damping_scale
 from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
 from diffimpact.impulse._problem import Impact
 from diffimpact.multibody.bodies import (
@@ -508,23 +510,45 @@ class ImpactLaw(eqx.Module):
     """A normal law whose parameters depend on each impact.
 
     ``at_impact(m, v)`` returns the ``NormalForceLaw`` for the effective mass m
-    (kg) and approach speed v = ⁻δ̇ > 0 (m/s) at contact onset.
+    (kg) and approach speed v = ⁻δ̇ > 0 (m/s) at contact onset. ``prepared()``
+    returns the law with what does not depend on the impact computed:
+    ``simulate`` calls it once per run, so that its onsets do not repeat it.
     """
 
     @abc.abstractmethod
     def at_impact(self, effective_mass, impact_velocity):
         """The law for this impact."""
 
+    def prepared(self):
+        """The law with its parts that do not depend on the impact computed; itself by default."""
+        return self
+
+
+@eqx.filter_jit
+def _unit_dampings(exponent, restitution, method):
+    """ĉ(n, e) of eq. (49) by ``method`` for each (n, e), one at a time (``jax.lax.map``): batching the exact
+    method's nested loops (``jax.vmap``) cost seconds of tracing in every compiled ``simulate``."""
+    n, e = jnp.broadcast_arrays(exponent, restitution)
+    unit = jax.lax.map(lambda ne: _optimal_damping(1.0, 1.0, 1.0, *ne, method), (n.ravel(), e.ravel()))
+    return unit.reshape(n.shape)
+
 
 class OptimalDamping(ImpactLaw):
     """Eq. (50) of [Poursina 2020]: f = c δ̇ + k δ^n with c = c_opt(m, v, k, n, e) (eq. (23)).
 
-    ``method`` is passed to ``diffimpact.optimal_damping``.
+    c_opt = ĉ(n, e) · [k v^(n−1) m^n]^(1/(n+1)) exactly (eq. (49);
+    ``diffimpact.impact.damping``), with ĉ the optimal damping of the unit
+    system m = v = k = 1 by ``method`` ("exact", "paper" or "improved", as in
+    ``diffimpact.optimal_damping``). ĉ depends on the law's parameters only:
+    ``prepared()`` (``simulate`` calls it once per run) stores it in
+    ``unit_damping``, and each impact then costs the scale; without it
+    (``None``, as constructed) ``at_impact`` solves for ĉ.
     """
 
     stiffness: jnp.ndarray
     exponent: jnp.ndarray
     restitution: jnp.ndarray
+    unit_damping: Optional[jnp.ndarray]
     method: str = eqx.field(static=True)
 
     def __init__(self, stiffness, exponent, restitution, method="exact"):
@@ -532,12 +556,18 @@ class OptimalDamping(ImpactLaw):
         # the ranges of ``optimal_damping`` for this method, checked now rather than at the first impact
         exponent, self.restitution = _check_exponent_restitution(exponent, restitution, method)
         self.stiffness, self.exponent = check_positive("stiffness", stiffness), exponent
+        self.unit_damping = None
         self.method = method
 
+    def prepared(self):
+        """The law with ĉ(n, e) in ``unit_damping``, computed from its current parameters."""
+        unit = _unit_dampings(self.exponent, self.restitution, self.method)
+        return eqx.tree_at(lambda law: law.unit_damping, self, unit, is_leaf=lambda x: x is None)
+
     def at_impact(self, effective_mass, impact_velocity):
-        damping = optimal_damping(
-            effective_mass, impact_velocity, self.stiffness, self.exponent, self.restitution, self.method
-        )
+        unit = _unit_dampings(self.exponent, self.restitution, self.method) if self.unit_damping is None \
+            else self.unit_damping
+        damping = unit * damping_scale(effective_mass, impact_velocity, self.stiffness, self.exponent)
         return HertzLinearDamper(self.stiffness, self.exponent, damping)
 
 
@@ -844,7 +874,8 @@ class Contact(Force):
         if isinstance(law, NormalForceLaw):
             active_law = law
         elif isinstance(law, ImpactLaw):
-            active_law = law.at_impact(1.0, 1.0)
+            # (as ``prepared`` makes it: the same compiled ĉ(n, e) as ``simulate``'s for a family of one)
+            active_law = law
         elif isinstance(law, RigidImpact):
             if friction is not None:
                 raise ValueError("a RigidImpact takes friction as a parameter of its model; pass friction=None")
@@ -858,6 +889,8 @@ class Contact(Force):
         self.geometry, self.law, self.friction = _batch(geometry), _batch(law), _batch(friction)
         self.active_law = _batch(active_law)
         self.engaged = jnp.asarray([-1.0])
+        if isinstance(law, ImpactLaw):
+            self.active_law = self.prepared().active_law
 
     @classmethod
     def family(cls, contacts):
@@ -1002,6 +1035,15 @@ class Contact(Force):
             return jnp.zeros(self.count)
         law = self.active_law
         return law.stiffness * positive_power(self.penetration(q), law.exponent + 1.0) / (law.exponent + 1.0)
+
+    def prepared(self):
+        """The family with its ``ImpactLaw`` prepared (``ImpactLaw.prepared``), and its active law of unit mass
+        and speed taken from that; itself for other laws. ``simulate`` calls it once per run."""
+        if not isinstance(self.law, ImpactLaw):
+            return self
+        law = self.law.prepared()
+        active_law = jax.vmap(lambda member: member.at_impact(1.0, 1.0))(law)
+        return eqx.tree_at(lambda c: (c.law, c.active_law), self, (law, active_law))
 
     def at_onset(self, effective_mass, impact_velocity):
         """The contacts with their ``ImpactLaw`` resolved for impacts of these masses and speeds, (count,) each.

@@ -608,6 +608,11 @@ def simulate(
             raise TypeError(f"{name} must be True or False; got {flag!r}")
         if flag and dt is not None:
             raise ValueError(f"{name} bounds adaptive steps; it cannot be combined with a fixed step dt")
+    # what the laws set at onset do not take from the impact, once for the run, and outside the compiled run
+    # where the model is concrete (its compilation is then shared by every run)
+    families = _contact_indices(model)
+    model = eqx.tree_at(lambda m: [m.forces[k] for k in families], model,
+                        [model.forces[k].prepared() for k in families])
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
@@ -1213,7 +1218,7 @@ def _simulate_events(
         if removal is not None:  # already gone (e.g. a ball that starts under a hole)
             status = jnp.where(removal <= 0, REMOVED, status)
         engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status == REMOVED, 0.0, -1.0)
-        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
+        model = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
         status0.append(status)
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)

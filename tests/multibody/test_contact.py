@@ -384,6 +384,19 @@ def test_circle_circle_geometry_and_torque_free_normal_force():
     np.testing.assert_allclose(force[1], [f, 0.0, 0.0], atol=1e-9)
 
 
+def test_optimal_damping_law_scales_the_unit_damping_as_eq_49():
+    """OptimalDamping's c at an impact, ĉ(n, e) once (``prepared``) times eq. (49)'s scale, equals
+    ``optimal_damping`` solved on the dimensional problem; without ``prepared`` it solves for ĉ itself."""
+    law = ball_on_ground(OptimalDamping(SOFT, 1.2, 0.3)).forces[-1].law  # a family of one, as simulate sees it
+    prepared = law.prepared()
+    for mass, speed in ((0.2, 0.05), (7.0, 3.0)):
+        expected = float(diffimpact.optimal_damping(mass, speed, SOFT, 1.2, 0.3))
+        for each in (law, prepared):
+            np.testing.assert_allclose(each.at_impact(mass, speed).damping, [expected], rtol=1e-10)
+    unit = float(diffimpact.optimal_damping(1.0, 1.0, 1.0, 1.2, 0.3))
+    np.testing.assert_allclose(prepared.unit_damping, [unit], rtol=1e-12)
+
+
 def test_hunt_crossley_impact_sets_the_named_damping_factor():
     """HuntCrossleyImpact(k, n, e, factor) at an impact = HuntCrossley with μ of [Poursina 2020] eqs. (13)–(16)."""
     from diffimpact.multibody import HuntCrossleyImpact
