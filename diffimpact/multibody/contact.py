@@ -526,11 +526,10 @@ class ImpactLaw(eqx.Module):
 
 @eqx.filter_jit
 def _unit_dampings(exponent, restitution, method):
-    """ĉ(n, e) of eq. (49) by ``method`` for each (n, e), one at a time (``jax.lax.map``): batching the exact
-    method's nested loops (``jax.vmap``) cost seconds of tracing in every compiled ``simulate``."""
-    n, e = jnp.broadcast_arrays(exponent, restitution)
-    unit = jax.lax.map(lambda ne: _optimal_damping(1.0, 1.0, 1.0, *ne, method), (n.ravel(), e.ravel()))
-    return unit.reshape(n.shape)
+    """ĉ(n, e) of eq. (49) by ``method`` for each (n, e) of two 1-D arrays, one at a time (``jax.lax.map``):
+    batching the exact method's nested loops (``jax.vmap``) cost seconds of tracing in every compiled
+    ``simulate``."""
+    return jax.lax.map(lambda ne: _optimal_damping(1.0, 1.0, 1.0, *ne, method), (exponent, restitution))
 
 
 class OptimalDamping(ImpactLaw):
@@ -559,14 +558,18 @@ class OptimalDamping(ImpactLaw):
         self.unit_damping = None
         self.method = method
 
+    def _solved_unit_damping(self):
+        # (a law of one member and a family of one share one compilation)
+        n, e = jnp.broadcast_arrays(self.exponent, self.restitution)
+        return _unit_dampings(n.ravel(), e.ravel(), self.method).reshape(n.shape)
+
     def prepared(self):
         """The law with ĉ(n, e) in ``unit_damping``, computed from its current parameters."""
-        unit = _unit_dampings(self.exponent, self.restitution, self.method)
+        unit = self._solved_unit_damping()
         return eqx.tree_at(lambda law: law.unit_damping, self, unit, is_leaf=lambda x: x is None)
 
     def at_impact(self, effective_mass, impact_velocity):
-        unit = _unit_dampings(self.exponent, self.restitution, self.method) if self.unit_damping is None \
-            else self.unit_damping
+        unit = self._solved_unit_damping() if self.unit_damping is None else self.unit_damping
         damping = unit * damping_scale(effective_mass, impact_velocity, self.stiffness, self.exponent)
         return HertzLinearDamper(self.stiffness, self.exponent, damping)
 
@@ -874,8 +877,7 @@ class Contact(Force):
         if isinstance(law, NormalForceLaw):
             active_law = law
         elif isinstance(law, ImpactLaw):
-            # (as ``prepared`` makes it: the same compiled ĉ(n, e) as ``simulate``'s for a family of one)
-            active_law = law
+            active_law = law.prepared().at_impact(1.0, 1.0)
         elif isinstance(law, RigidImpact):
             if friction is not None:
                 raise ValueError("a RigidImpact takes friction as a parameter of its model; pass friction=None")
@@ -889,8 +891,6 @@ class Contact(Force):
         self.geometry, self.law, self.friction = _batch(geometry), _batch(law), _batch(friction)
         self.active_law = _batch(active_law)
         self.engaged = jnp.asarray([-1.0])
-        if isinstance(law, ImpactLaw):
-            self.active_law = self.prepared().active_law
 
     @classmethod
     def family(cls, contacts):
@@ -1039,9 +1039,9 @@ class Contact(Force):
     def prepared(self):
         """The family with its ``ImpactLaw`` prepared (``ImpactLaw.prepared``), and its active law of unit mass
         and speed taken from that; itself for other laws. ``simulate`` calls it once per run."""
-        if not isinstance(self.law, ImpactLaw):
+        law = self.law.prepared() if isinstance(self.law, ImpactLaw) else self.law
+        if law is self.law:
             return self
-        law = self.law.prepared()
         active_law = jax.vmap(lambda member: member.at_impact(1.0, 1.0))(law)
         return eqx.tree_at(lambda c: (c.law, c.active_law), self, (law, active_law))
 
