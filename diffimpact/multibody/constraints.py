@@ -19,7 +19,9 @@ import abc
 from typing import Callable, ClassVar, Optional
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from diffimpact._validation import unit_vector
 
@@ -99,8 +101,15 @@ class EulerParameters(Constraint):
 
     def __call__(self, q, t):
         del t
-        p = q[self.body][3:]
-        return jnp.atleast_1d(p @ p - 1.0)
+        return self.residuals((self.body,), q)
+
+    @staticmethod
+    def residuals(bodies, q):
+        """Φ of the normalisations of ``bodies`` (a sequence of indices) at once, (len(bodies),): one
+        vectorised expression, which ``Model.constraint`` uses for a run of these constraints (a table's 16
+        balls took three small XLA kernels each per evaluation, about a fifth of a step's)."""
+        p = q[np.asarray(bodies)][:, 3:]
+        return jax.vmap(jnp.dot)(p, p) - 1.0
 
     @property
     def body_indices(self):

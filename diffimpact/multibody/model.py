@@ -11,6 +11,8 @@ side γ of the acceleration equations D v̇ = γ (eqs. (2.10)–(2.11)) are
 obtained from Φ(q, t) by forward-mode autodiff, never by hand.
 """
 
+import itertools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -130,8 +132,18 @@ class Model(eqx.Module):
         return total.reshape(-1)
 
     def constraint(self, q, t):
-        """Stacked residuals Φ(q, t) of eq. (2.9), shape (k,)."""
-        parts = [c(self.split(q), t) for c in self.constraints]
+        """Stacked residuals Φ(q, t) of eq. (2.9), shape (k,).
+
+        A run of ``EulerParameters`` (those appended for the spatial bodies)
+        is evaluated at once (``EulerParameters.residuals``).
+        """
+        blocks, parts = self.split(q), []
+        for kind, run in itertools.groupby(self.constraints, key=type):
+            run = list(run)
+            if kind is EulerParameters:
+                parts.append(EulerParameters.residuals([c.body for c in run], blocks))
+            else:
+                parts.extend(c(blocks, t) for c in run)
         return jnp.concatenate(parts) if parts else jnp.zeros(0)
 
     def jacobian(self, q, t):
