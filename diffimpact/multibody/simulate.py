@@ -1218,7 +1218,7 @@ def _simulate_events(
         if removal is not None:  # already gone (e.g. a ball that starts under a hole)
             status = jnp.where(removal <= 0, REMOVED, status)
         engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status == REMOVED, 0.0, -1.0)
-        model = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
+        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
         status0.append(status)
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
