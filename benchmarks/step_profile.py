@@ -1,16 +1,22 @@
-"""Where a step of the 16-ball break goes: the XLA kernels it executes, by the source function that made them.
+"""Where a step of the 16-ball break goes: the XLA kernels it executes, what they are, and the floor under them.
 
-The break of ``reproduce break`` (``table.integrate``'s settings) for ``--duration`` s is run once under JAX's
-profiler; every kernel (thunk) that XLA's CPU runtime executed is counted and attributed to the innermost
-Python frame recorded for its HLO instruction in the compiled program. On this 2-core CPU a step's time is
-mostly these kernels' dispatch (a fraction of a microsecond each), so kernels per step measure a step's cost.
+On this 2-core CPU a step's time is mostly the dispatch of XLA's kernels (thunks), a fraction of a microsecond
+each, so kernels per step measure a step's cost. Three runs under JAX's profiler (read from its xplane file, so
+that nothing is truncated), each kernel counted and named by its HLO instruction in the compiled program:
 
-First with ``Model.constraint`` evaluating each constraint on its own (as before), then as it is.
-Second part: ``Model.constraint`` as it evaluates a run of ``EulerParameters`` (one vectorised expression,
-``EulerParameters.residuals``) against one constraint at a time (as before), each compiled in turn in one
-process, ``--rounds`` times alternating: run time (best of 5), steps, and whether the motions agree to the bit.
+1. **the break** of ``reproduce break`` (``table.integrate``'s settings) for ``--duration`` s: kernels per step,
+   by kind (loop fusions, copies, concatenations, matrix products, control flow) and by the innermost Python
+   frame recorded for the instruction;
+2. **one evaluation** of the table's accelerations (``Baumgarte``, every contact family as the break starts),
+   compiled on its own: the kernels the vector field costs each time the solver calls it;
+3. **the floor**: the same 16 balls (bodies, Euler-parameter constraints, gravity; no contact) by ``simulate``
+   with the same formulation, solver and tolerances, steps capped at ``--floor-step`` so that it takes about
+   as many steps as the break: what diffrax's adaptive Tsit5 and the bodies alone cost a step, and one
+   evaluation of its accelerations.
 
-    python benchmarks/step_profile.py [--duration 0.2] [--rounds 4]
+Run time: best of ``--repeats`` runs after compiling, outside the profiler.
+
+    python benchmarks/step_profile.py [--duration 0.2] [--repeats 5]
 """
 
 import argparse
@@ -24,7 +30,8 @@ import jax
 import jax.numpy as jnp
 from jax.profiler import ProfileData
 
-from diffimpact.multibody.model import Model
+from diffimpact.multibody import Gravity, Model, simulate
+from diffimpact.multibody.simulate import _acceleration
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -48,71 +55,92 @@ def frames(text):
             re.findall(r"\n\s*(?:ROOT )?%([\w.\-]+) = .*stack_frame_id=(\d+)", text)}
 
 
-def profile(model, state, times):
-    run = jax.jit(lambda m, s: table.integrate(m, s, times, 400).steps)
-    steps = int(run(model, state))
-    where = frames(run.lower(model, state).compile().as_text())
+def kinds(text):
+    """Each instruction name of the compiled HLO ``text`` → its opcode (a fusion's with its kind, e.g. fusion:kLoop)."""
+    found = {}
+    for line in text.splitlines():
+        match = re.match(r"\s*(?:ROOT )?%([\w.\-]+) = .*? ([a-z][\w-]*)\(", line)
+        if match:
+            opcode = match.group(2)
+            if opcode == "fusion":
+                opcode += ":" + (re.search(r"kind=(\w+)", line) or [None, "?"])[1]
+            found[match.group(1)] = opcode
+    return found
+
+
+def profile(run, *args):
+    """The kernels that one call of the jitted ``run(*args)`` executes: two Counters, by Python frame and by kind."""
+    run(*args).block_until_ready()
+    text = run.lower(*args).compile().as_text()
+    where, kind = frames(text), kinds(text)
     directory = tempfile.mkdtemp()
     jax.profiler.start_trace(directory)
-    run(model, state).block_until_ready()
+    run(*args).block_until_ready()
     jax.profiler.stop_trace()
     data = ProfileData.from_file(glob.glob(f"{directory}/plugins/profile/*/*.xplane.pb")[0])
-    kernels = collections.Counter()
+    by_frame, by_kind = collections.Counter(), collections.Counter()
     for plane in data.planes:
         for line in plane.lines:
-            if "XLAEigen" in line.name:
-                kernels.update(where.get(event.name, "(no frame)") for event in line.events
-                               if not event.name.startswith("end: ") and event.name != "ThunkExecutor::Execute")
-    return steps, kernels
+            if line.name.startswith("tf_XLA"):  # XLA's threads (its Eigen pool and the PjRt client's)
+                names = [event.name for event in line.events if not event.name.startswith(
+                    ("end: ", "ThunkExecutor::", "ThreadpoolListener::"))]
+                by_frame.update(where.get(name, "(no frame)") for name in names)
+                by_kind.update(kind.get(name, "?") for name in names)
+    return by_frame, by_kind
 
 
-def one_at_a_time(self, q, t):
-    """``Model.constraint`` as before: each constraint evaluated on its own."""
-    parts = [c(self.split(q), t) for c in self.constraints]
-    return jnp.concatenate(parts) if parts else jnp.zeros(0)
+def best_time(run, *args, repeats):
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run(*args).block_until_ready()
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=0.2)
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--duration", type=float, default=0.2, help="simulated time (s)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs after compiling (best kept)")
+    parser.add_argument("--floor-step", type=float, default=1.7e-4, help="largest step of the floor's run (s)")
     args = parser.parse_args()
     p = billiard.Parameters()
     model, state = billiard.table_model(p), billiard.break_state(p)
     times = jnp.linspace(0.0, args.duration, 3)
-    grouped = Model.constraint
-    Model.constraint = one_at_a_time
-    steps, kernels = profile(model, state, times)
-    print(f"16-ball break, {args.duration:g} s, each constraint on its own: {steps} steps, "
-          f"{sum(kernels.values()) / steps:.0f} kernels per step, of which "
-          f"{sum(n for w, n in kernels.items() if 'EulerParameters' in w) / steps:.0f} from EulerParameters")
-    Model.constraint = grouped
-    jax.clear_caches()
-    steps, kernels = profile(model, state, times)
-    total = sum(kernels.values())
-    print(f"16-ball break, {args.duration:g} s: {steps} steps, {total} kernels executed, {total / steps:.0f} per step")
-    for where, count in kernels.most_common(20):
-        print(f"  {count / steps:7.1f} per step  {where}")
 
-    times = table.save_times(args.duration)
-    print(f"\nModel.constraint, the break for {args.duration:g} s (best of 5 runs after compiling):")
-    motions = {}
-    for _ in range(args.rounds):
-        for name, constraint in (("one at a time", one_at_a_time), ("EulerParameters grouped", grouped)):
-            Model.constraint = constraint
-            jax.clear_caches()
-            table.integrate(model, state, times, 400).q.block_until_ready()
-            best = float("inf")
-            for _ in range(5):
-                start = time.perf_counter()
-                run = table.integrate(model, state, times, 400)
-                run.q.block_until_ready()
-                best = min(best, time.perf_counter() - start)
-            motions[name] = run.q
-            print(f"  {name:24s} {best:.3f} s, {int(run.steps)} steps, {1e6 * best / int(run.steps):.0f} µs/step")
-    Model.constraint = grouped
-    a, b = motions.values()
-    print(f"  largest difference of the saved coordinates: {float(jnp.abs(a - b).max()):.1e}")
+    steps = jax.jit(lambda m, s: table.integrate(m, s, times, 400).steps)
+    count = int(steps(model, state))
+    by_frame, by_kind = profile(steps, model, state)
+    seconds = best_time(steps, model, state, repeats=args.repeats)
+    total = sum(by_kind.values())
+    print(f"1. the 16-ball break, {args.duration:g} s: {count} steps, {total / count:.0f} kernels a step, "
+          f"{1e6 * seconds / count:.0f} µs a step (best of {args.repeats}: {seconds:.3f} s)")
+    for kind, n in by_kind.most_common():
+        print(f"  {n / count:7.1f} a step  {kind}")
+    print("  by source (innermost frame):")
+    for where, n in by_frame.most_common(20):
+        print(f"  {n / count:7.1f} a step  {where}")
+
+    q, v = state.q, state.v
+    evaluation = jax.jit(lambda m, q, v: _acceleration(table.FORMULATION, m, q, v, 0.0))
+    by_frame, by_kind = profile(evaluation, model, q, v)
+    print(f"\n2. one evaluation of the table's accelerations (every family as the break starts): "
+          f"{sum(by_kind.values())} kernels")
+    for where, n in by_frame.most_common(12):
+        print(f"  {n:5d}  {where}")
+
+    gravity = next(force for force in model.forces if isinstance(force, Gravity))
+    free = Model(model.bodies, model.constraints, [gravity])
+    floor = jax.jit(lambda m, s: simulate(m, s, times, table.FORMULATION, max_step=args.floor_step,
+                                          max_steps=table.MAX_STEPS, **table.TOLERANCES).steps)
+    count = int(floor(free, state))
+    _, by_kind = profile(floor, free, state)
+    seconds = best_time(floor, free, state, repeats=args.repeats)
+    print(f"\n3. the floor: the 16 balls without contacts, {args.duration:g} s, steps ≤ {args.floor_step:g} s: "
+          f"{count} steps, {sum(by_kind.values()) / count:.0f} kernels a step, {1e6 * seconds / count:.0f} µs a step "
+          f"(best of {args.repeats}: {seconds:.3f} s)")
+    _, by_kind = profile(evaluation, free, q, v)
+    print(f"   one evaluation of its accelerations: {sum(by_kind.values())} kernels")
 
 
 if __name__ == "__main__":
