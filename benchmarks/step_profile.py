@@ -13,10 +13,14 @@ that nothing is truncated), each kernel counted and named by its HLO instruction
    with the same formulation, solver and tolerances, steps capped at ``--floor-step`` so that it takes about
    as many steps as the break: what diffrax's adaptive Tsit5 and the bodies alone cost a step, and one
    evaluation of its accelerations.
+4. **fewer evaluations a step**: the whole break (``--solver-duration`` s, ``reproduce break``'s settings and
+   ``MAX_EVENTS``) with Tsit5 (seven stages, six evaluations a step) and with the lower-order explicit solvers
+   of ``--solvers`` (diffrax's ``Bosh3``: four stages, three evaluations a step; ``Heun``: two): steps, events,
+   run time and µs a step, and where the run ends (energy, the cue ball's position).
 
-Run time: best of ``--repeats`` runs after compiling, outside the profiler.
+Run time: best of ``--repeats`` runs after compiling, outside the profiler (part 4: of 3).
 
-    python benchmarks/step_profile.py [--duration 0.2] [--repeats 5]
+    python benchmarks/step_profile.py [--duration 0.2] [--repeats 5] [--solver-duration 4] [--solvers Bosh3 Heun]
 """
 
 import argparse
@@ -26,8 +30,10 @@ import re
 import tempfile
 import time
 
+import diffrax as dfx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.profiler import ProfileData
 
 from diffimpact.multibody import Gravity, Model, simulate
@@ -103,6 +109,8 @@ def main():
     parser.add_argument("--duration", type=float, default=0.2, help="simulated time (s)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs after compiling (best kept)")
     parser.add_argument("--floor-step", type=float, default=1.7e-4, help="largest step of the floor's run (s)")
+    parser.add_argument("--solver-duration", type=float, default=4.0, help="simulated time of part 4 (s)")
+    parser.add_argument("--solvers", nargs="*", default=["Bosh3", "Heun"], help="diffrax solvers beside Tsit5")
     args = parser.parse_args()
     p = billiard.Parameters()
     model, state = billiard.table_model(p), billiard.break_state(p)
@@ -141,6 +149,19 @@ def main():
           f"(best of {args.repeats}: {seconds:.3f} s)")
     _, by_kind = profile(evaluation, free, q, v)
     print(f"   one evaluation of its accelerations: {sum(by_kind.values())} kernels")
+
+    print(f"\n4. the break, {args.solver_duration:g} s, by solver:")
+    times = table.save_times(args.solver_duration)
+    for name in ["Tsit5"] + args.solvers:
+        solver = getattr(dfx, name)()
+        run = jax.jit(lambda m, s: simulate(m, s, times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver,
+                                            **table.settings(m)))
+        result = run(model, state)
+        seconds = best_time(lambda m, s: run(m, s).q, model, state, repeats=3)
+        steps, energy = int(result.steps), np.asarray(result.energy)
+        print(f"  {name:6s} {steps:6d} steps, {int(result.events.count)} events, run {seconds:.3f} s, "
+              f"{1e6 * seconds / steps:.0f} µs a step; energy {energy[0]:.4f} → {energy[-1]:.4f} J, "
+              f"cue ball ends at ({float(result.q[-1, 0]):.4f}, {float(result.q[-1, 1]):.4f}) m")
 
 
 if __name__ == "__main__":
