@@ -16,7 +16,15 @@ that nothing is truncated), each kernel counted and named by its HLO instruction
 4. **fewer evaluations a step**: the whole break (``--solver-duration`` s, ``reproduce break``'s settings and
    ``MAX_EVENTS``) with Tsit5 (seven stages, six evaluations a step) and with the lower-order explicit solvers
    of ``--solvers`` (diffrax's ``Bosh3``: four stages, three evaluations a step; ``Heun``: two): steps, events,
-   run time and µs a step, and where the run ends (energy, the cue ball's position).
+   run time and µs a step, and where the run ends (energy, the cue ball's position); ``simulate`` called
+   directly, as ``reproduce break`` calls it, then the Tsit5 run inside a ``jax.jit`` of the caller's.
+
+5. **a lower bound for the contacts**: the forces of the table's sphere contacts written out by hand for this
+   count, in the form that gives XLA the fewest kernels (struct of arrays: one gather of both balls' rows for
+   all 120 pairs, elementwise arithmetic, one scatter of the pair forces), with simplified physics: Hertz
+   with a linear damper between the balls, Hertz on the cloth plane and on four plane walls, Coulomb friction
+   regularised by tanh between the balls and on the cloth, no pockets, cushion polygons, Ambrósio band or exact
+   sums. Not a model of the package: only how few kernels one evaluation of such contacts can be.
 
 Run time: best of ``--repeats`` runs after compiling, outside the profiler (part 4: of 3).
 
@@ -95,6 +103,44 @@ def profile(run, *args):
     return by_frame, by_kind
 
 
+def hand_written_contacts(p):
+    """Part 5's forces on 16 spheres, (3, 16) from positions, velocities and spins (3, 16) each (module docstring)."""
+    count, radius, stiffness, damping, exponent, friction = 16, p.radius, 1e9, 1e3, 1.5, 0.1
+    first, second = np.triu_indices(count, 1)
+
+    def cross(a, b):
+        return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+    def hertz(depth, rate=0.0):
+        deep = jnp.where(depth > 0, depth, 0.0) ** exponent
+        return jnp.where(depth > 0, (stiffness + damping * rate) * deep, 0.0)
+
+    def forces(x, v, w):
+        rows = jnp.concatenate([x, v, w])
+        on_i, on_j = rows[:, first], rows[:, second]
+        offset = [on_j[a] - on_i[a] for a in range(3)]
+        distance = jnp.sqrt(sum(o * o for o in offset))
+        normal = [o / distance for o in offset]
+        slide = [on_j[3 + a] - on_i[3 + a] for a in range(3)]
+        rate = -sum(s * n for s, n in zip(slide, normal))
+        push = hertz(2 * radius - distance, rate)
+        turn = cross([on_i[6 + a] + on_j[6 + a] for a in range(3)], normal)
+        slip = [s + radius * t + rate * n for s, t, n in zip(slide, turn, normal)]
+        speed = jnp.sqrt(sum(s * s for s in slip) + 1e-30)
+        drag = friction * push * jnp.tanh(speed / 1e-3) / speed
+        pair = jnp.stack([push * n - drag * s for n, s in zip(normal, slip)])
+        total = jnp.zeros((3, count)).at[:, np.concatenate([second, first])].add(jnp.concatenate([pair, -pair], 1))
+        cloth = hertz(radius - x[2])
+        slip_x, slip_y = v[0] - radius * w[1], v[1] + radius * w[0]
+        speed = jnp.sqrt(slip_x**2 + slip_y**2 + 1e-30)
+        drag = friction * cloth * jnp.tanh(speed / 1e-3) / speed
+        walls = [hertz(x[a] + radius - half) - hertz(radius - half - x[a])
+                 for a, half in ((0, p.table_length / 2), (1, p.table_width / 2))]
+        return total + jnp.stack([-drag * slip_x - walls[0], -drag * slip_y - walls[1], cloth])
+
+    return jax.jit(forces)
+
+
 def best_time(run, *args, repeats):
     best = float("inf")
     for _ in range(repeats):
@@ -150,18 +196,25 @@ def main():
     _, by_kind = profile(evaluation, free, q, v)
     print(f"   one evaluation of its accelerations: {sum(by_kind.values())} kernels")
 
-    print(f"\n4. the break, {args.solver_duration:g} s, by solver:")
+    print(f"\n4. the break, {args.solver_duration:g} s, by solver (simulate called as reproduce break calls it), "
+          f"and with Tsit5 inside the caller's jax.jit:")
     times = table.save_times(args.solver_duration)
-    for name in ["Tsit5"] + args.solvers:
-        solver = getattr(dfx, name)()
-        run = jax.jit(lambda m, s: simulate(m, s, times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver,
-                                            **table.settings(m)))
+    runs = [(name, lambda m, s, solver=getattr(dfx, name)(): simulate(
+        m, s, times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver, **table.settings(m)))
+        for name in ["Tsit5"] + args.solvers]
+    runs.append(("Tsit5 in jax.jit", jax.jit(runs[0][1])))
+    for name, run in runs:
         result = run(model, state)
         seconds = best_time(lambda m, s: run(m, s).q, model, state, repeats=3)
         steps, energy = int(result.steps), np.asarray(result.energy)
-        print(f"  {name:6s} {steps:6d} steps, {int(result.events.count)} events, run {seconds:.3f} s, "
+        print(f"  {name:16s} {steps:6d} steps, {int(result.events.count)} events, run {seconds:.3f} s, "
               f"{1e6 * seconds / steps:.0f} µs a step; energy {energy[0]:.4f} → {energy[-1]:.4f} J, "
               f"cue ball ends at ({float(result.q[-1, 0]):.4f}, {float(result.q[-1, 1]):.4f}) m")
+
+    rows = jnp.asarray(np.random.default_rng(0).normal(size=(3, 3, 16)))
+    _, by_kind = profile(hand_written_contacts(p), *rows)
+    print(f"\n5. the table's sphere contacts written out by hand (simplified, struct of arrays): "
+          f"{sum(by_kind.values())} kernels an evaluation")
 
 
 if __name__ == "__main__":
