@@ -17,7 +17,8 @@ that nothing is truncated), each kernel counted and named by its HLO instruction
    ``MAX_EVENTS``) with Tsit5 (seven stages, six evaluations a step) and with the lower-order explicit solvers
    of ``--solvers`` (diffrax's ``Bosh3``: four stages, three evaluations a step; ``Heun``: two): steps, events,
    run time and µs a step, and where the run ends (energy, the cue ball's position); ``simulate`` called
-   directly, as ``reproduce break`` calls it, then the Tsit5 run inside a ``jax.jit`` of the caller's.
+   directly, as ``reproduce break`` calls it, then the Tsit5 run inside a ``jax.jit`` of the caller's, with the
+   save times passed to it and with them a constant of the jitted function (closed over).
 
 5. **a lower bound for the contacts**: the forces of the table's sphere contacts written out by hand for this
    count, in the form that gives XLA the fewest kernels (struct of arrays: one gather of both balls' rows for
@@ -33,6 +34,7 @@ Run time: best of ``--repeats`` runs after compiling, outside the profiler (part
 
 import argparse
 import collections
+import functools
 import glob
 import re
 import tempfile
@@ -199,15 +201,19 @@ def main():
     print(f"\n4. the break, {args.solver_duration:g} s, by solver (simulate called as reproduce break calls it), "
           f"and with Tsit5 inside the caller's jax.jit:")
     times = table.save_times(args.solver_duration)
-    runs = [(name, lambda m, s, solver=getattr(dfx, name)(): simulate(
-        m, s, times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver, **table.settings(m)))
-        for name in ["Tsit5"] + args.solvers]
-    runs.append(("Tsit5 in jax.jit", jax.jit(runs[0][1])))
+    def simulated(m, s, save_times=times, solver=dfx.Tsit5()):
+        return simulate(m, s, save_times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver,
+                        **table.settings(m))
+
+    runs = [(name, functools.partial(simulated, solver=getattr(dfx, name)())) for name in ["Tsit5"] + args.solvers]
+    in_jit = jax.jit(simulated)
+    runs += [("Tsit5 in jax.jit", lambda m, s: in_jit(m, s, times)),  # the save times an argument
+             ("Tsit5 in jax.jit, save times a constant", jax.jit(lambda m, s: simulated(m, s)))]
     for name, run in runs:
         result = run(model, state)
         seconds = best_time(lambda m, s: run(m, s).q, model, state, repeats=3)
         steps, energy = int(result.steps), np.asarray(result.energy)
-        print(f"  {name:16s} {steps:6d} steps, {int(result.events.count)} events, run {seconds:.3f} s, "
+        print(f"  {name:39s} {steps:6d} steps, {int(result.events.count)} events, run {seconds:.3f} s, "
               f"{1e6 * seconds / steps:.0f} µs a step; energy {energy[0]:.4f} → {energy[-1]:.4f} J, "
               f"cue ball ends at ({float(result.q[-1, 0]):.4f}, {float(result.q[-1, 1]):.4f}) m")
 

@@ -482,7 +482,9 @@ def simulate(
     state0 : ``State`` consistent with the constraints (see
         ``project_initial_state``).
     save_times : increasing times (s); the integration runs from ``state0.t``
-        to the last one.
+        to the last one. Inside a ``jax.jit`` of yours, pass them to it as an
+        argument: closed over as a constant, they made the 4-s break with
+        contacts 1.4× slower (docs/RESULTS.md, "The floor under a step").
     formulation : a ``Formulation`` instance, e.g. ``Baumgarte()``.
     solver : a diffrax ODE solver, ``None`` (default) for ``diffrax.Tsit5()``.
         An implicit one (``diffrax.Kvaerno5()``) takes fewer steps through
@@ -1261,9 +1263,12 @@ def _simulate_events(
     def segment(carry, _):
         params, status, residual, released, t0, q, v, ys, hint, done = carry
         model = eqx.combine(params, static)
+        # the save buffer stays out of the ``lax.cond``: its window is read and written back here, so that XLA
+        # updates it in place (passed through a branch, inside a caller's ``jit`` it was copied at every slot)
+        passed = jnp.sum(save_times < t0)
+        old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, window), ys)
 
         def run(_):
-            passed = jnp.sum(save_times < t0)
             ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, window)
             closed_only, size, too_many = _closed_members(model, families, max_closed)
             segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only, size)
@@ -1290,9 +1295,7 @@ def _simulate_events(
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
             saved = (ahead < t1) | ~happened
-            old_rows = jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, passed, window), ys)
-            new_ys = jax.tree.map(lambda x, rows: jax.lax.dynamic_update_slice_in_dim(x, rows, passed, 0), ys,
-                                  _select(saved, solution.ys[0], old_rows))
+            new_rows = _select(saved, solution.ys[0], old_rows)
             # every function below zero just past the crossing is due: the earliest one, and any
             # other that crossed at the same instant (simultaneous impacts of a symmetric system)
             values, landing = _event_values(families, t1, (q1, v1), segment_args)
@@ -1321,17 +1324,19 @@ def _simulate_events(
                       v1 + velocity_shift[first_due])
             steps = jnp.asarray(solution.stats["num_accepted_steps"], dtype=int)
             carry = (
-                new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1, new_ys,
+                new_params, tuple(new_status), tuple(new_residual), tuple(new_released), t1, q1, v1,
                 solution.controller_state[1] if adaptive else hint, ~happened & (t1 >= t_end),
             )
-            return carry, (record, steps, jnp.asarray(True))
+            return carry, new_rows, (record, steps, jnp.asarray(True))
 
         def skip(_):
             record = (jnp.full(slots[-1], jnp.inf), jnp.zeros(slots[-1], bool), q, v)
             nothing = (record, jnp.asarray(0, dtype=int), jnp.asarray(False))
-            return (params, status, residual, released, t0, q, v, ys, hint, done), nothing
+            return (params, status, residual, released, t0, q, v, hint, done), old_rows, nothing
 
-        return jax.lax.cond(done, skip, run, None)
+        (params, status, residual, released, t0, q, v, hint, done), new_rows, out = jax.lax.cond(done, skip, run, None)
+        ys = jax.tree.map(lambda x, rows: jax.lax.dynamic_update_slice_in_dim(x, rows, passed, 0), ys, new_rows)
+        return (params, status, residual, released, t0, q, v, ys, hint, done), out
 
     zeros = tuple(jnp.zeros(count) for count in counts)
     shapes = jax.eval_shape(
