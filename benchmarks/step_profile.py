@@ -38,13 +38,14 @@ import functools
 import glob
 import re
 import tempfile
-import time
 
 import diffrax as dfx
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.profiler import ProfileData
+
+from _timing import timed
 
 from diffimpact.multibody import Gravity, Model, simulate
 from diffimpact.multibody.simulate import _acceleration
@@ -143,15 +144,6 @@ def hand_written_contacts(p):
     return jax.jit(forces)
 
 
-def best_time(run, *args, repeats):
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run(*args).block_until_ready()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=0.2, help="simulated time (s)")
@@ -167,7 +159,7 @@ def main():
     steps = jax.jit(lambda m, s: table.integrate(m, s, times, 400).steps)
     count = int(steps(model, state))
     by_frame, by_kind = profile(steps, model, state)
-    seconds = best_time(steps, model, state, repeats=args.repeats)
+    _, seconds = timed(steps, model, state, repeats=args.repeats)
     total = sum(by_kind.values())
     print(f"1. the 16-ball break, {args.duration:g} s: {count} steps, {total / count:.0f} kernels a step, "
           f"{1e6 * seconds / count:.0f} µs a step (best of {args.repeats}: {seconds:.3f} s)")
@@ -191,7 +183,7 @@ def main():
                                           max_steps=table.MAX_STEPS, **table.TOLERANCES).steps)
     count = int(floor(free, state))
     _, by_kind = profile(floor, free, state)
-    seconds = best_time(floor, free, state, repeats=args.repeats)
+    _, seconds = timed(floor, free, state, repeats=args.repeats)
     print(f"\n3. the floor: the 16 balls without contacts, {args.duration:g} s, steps ≤ {args.floor_step:g} s: "
           f"{count} steps, {sum(by_kind.values()) / count:.0f} kernels a step, {1e6 * seconds / count:.0f} µs a step "
           f"(best of {args.repeats}: {seconds:.3f} s)")
@@ -201,6 +193,7 @@ def main():
     print(f"\n4. the break, {args.solver_duration:g} s, by solver (simulate called as reproduce break calls it), "
           f"and with Tsit5 inside the caller's jax.jit:")
     times = table.save_times(args.solver_duration)
+
     def simulated(m, s, save_times=times, solver=dfx.Tsit5()):
         return simulate(m, s, save_times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver,
                         **table.settings(m))
@@ -211,7 +204,7 @@ def main():
              ("Tsit5 in jax.jit, save times a constant", jax.jit(lambda m, s: simulated(m, s)))]
     for name, run in runs:
         result = run(model, state)
-        seconds = best_time(lambda m, s: run(m, s).q, model, state, repeats=3)
+        _, seconds = timed(lambda m, s: run(m, s).q, model, state, repeats=3)
         steps, energy = int(result.steps), np.asarray(result.energy)
         print(f"  {name:39s} {steps:6d} steps, {int(result.events.count)} events, run {seconds:.3f} s, "
               f"{1e6 * seconds / steps:.0f} µs a step; energy {energy[0]:.4f} → {energy[-1]:.4f} J, "
