@@ -417,17 +417,17 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
         bad = (jnp.max(jnp.abs(residual)) > tolerance) | (jnp.max(jnp.abs(rate)) > tolerance)
         message = f"initial state violates the constraints by more than {tolerance:g}"
         return eqx.error_if(state, bad, message)
-    residual, rate, jacobian = _constraint_residuals(model, state.q, state.v, state.t)
+    with jax.ensure_compile_time_eval():  # (concrete values closed over by a caller's ``jit`` stay concrete)
+        residual, rate, jacobian = map(np.asarray, _constraint_residuals(model, state.q, state.v, state.t))
     offsets = np.cumsum([0] + [c.size for c in model.constraints])
     for name, a, b in zip(model.constraint_names, offsets[:-1], offsets[1:]):
         for what, values in (("position", residual), ("velocity", rate)):
-            values = np.asarray(values[a:b])
+            values = values[a:b]
             if np.max(np.abs(values)) > tolerance:
                 raise ValueError(
                     f"initial state violates {name}: {what} residual {values.tolist()} "
                     f"exceeds {tolerance:g}; use project_initial_state to correct it"
                 )
-    jacobian = np.asarray(jacobian)
     rank = np.linalg.matrix_rank(jacobian)
     if rank < jacobian.shape[0]:
         raise ValueError(
@@ -482,9 +482,11 @@ def simulate(
     state0 : ``State`` consistent with the constraints (see
         ``project_initial_state``).
     save_times : increasing times (s); the integration runs from ``state0.t``
-        to the last one. Inside a ``jax.jit`` of yours, pass them to it as an
-        argument: closed over as a constant, they made the 4-s break with
-        contacts 1.4× slower (docs/RESULTS.md, "The floor under a step").
+        to the last one. They may be passed to a ``jax.jit`` of yours or
+        closed over by it: the same program runs either way (an
+        optimisation barrier hides constant ones from XLA, which otherwise
+        made the 4-s break 1.4× slower: docs/RESULTS.md, "The floor under a
+        step").
     formulation : a ``Formulation`` instance, e.g. ``Baumgarte()``.
     solver : a diffrax ODE solver, ``None`` (default) for ``diffrax.Tsit5()``.
         An implicit one (``diffrax.Kvaerno5()``) takes fewer steps through
@@ -711,7 +713,8 @@ def _check_impact_laws_open(model, state):
         contact = model.forces[k]
         if isinstance(contact.law, NormalForceLaw) or not is_concrete(model, state):
             continue
-        closed = np.flatnonzero(_closed_at_start(contact, model.split(state.q), model.split(state.v)))
+        with jax.ensure_compile_time_eval():  # (as in ``check_initial_state``)
+            closed = np.flatnonzero(_closed_at_start(contact, model.split(state.q), model.split(state.v)))
         if closed.size:
             raise ValueError(
                 f"state0 is in contact (or touching and approaching) at forces[{k}] "
@@ -1224,6 +1227,8 @@ def _simulate_events(
         status0.append(status)
     status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
+    # constant save times (closed over by a caller's ``jit``) made XLA compile a 1.4× slower program
+    save_times = jax.lax.optimization_barrier(save_times)
     t_end = save_times[-1]
     # Each segment saves the next SAVE_WINDOW times ahead of it, in order, padded with t_end (not reached by a
     # segment that an event ends), and runs to the window's last time where more follow: those segments (at

@@ -427,6 +427,10 @@ def test_bad_input_names_parameter():
     model = ball_on_ground(NewtonRestitution(0.5))
     with pytest.raises(ValueError, match="state0 is in contact"):
         simulate(model, State([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), jnp.linspace(0, 0.1, 3), LagrangeMultipliers())
+    # the same, with the model and state closed over by a caller's jit: still checked as concrete values
+    touching = State([0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="state0 is in contact"):
+        jax.jit(lambda: simulate(model, touching, jnp.linspace(0, 0.1, 3), LagrangeMultipliers())).trace()
 
 
 def test_discs_that_start_touching_and_approaching_collide():

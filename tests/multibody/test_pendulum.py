@@ -138,8 +138,12 @@ def test_violated_initial_state_is_named_and_projection_fixes_it():
     bad = State(good.q + jnp.array([1e-3, 0.0, 0.0]), good.v + jnp.array([0.0, 0.0, 0.5]))
     with pytest.raises(ValueError, match=r"constraints\[0\] \(RevolutePlanar\): position residual"):
         simulate(model, bad, [1.0], LagrangeMultipliers())
+    # closed over by a caller's jit, the model and state are still concrete and checked as such
+    with pytest.raises(ValueError, match=r"constraints\[0\] \(RevolutePlanar\): position residual"):
+        jax.jit(lambda: simulate(model, bad, [1.0], LagrangeMultipliers())).trace()
     fixed = project_initial_state(model, bad)
     check_initial_state(model, fixed, tolerance=1e-12)
+    jax.jit(lambda: simulate(model, fixed, [1.0], LagrangeMultipliers())).trace()
     # The minimum-norm correction moves the rod by less than the violation.
     assert np.linalg.norm(fixed.q - bad.q) <= 1e-3 * (1 + 1e-9)
 
