@@ -2,7 +2,7 @@
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
-                                        [--no-friction-steps] [--cloth-coulomb V_REG]
+                                        [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -43,7 +43,10 @@ of times from this one process. Measured:
    (duration and tolerances are traced arguments). ``--cloth-coulomb V_REG``
    runs everything with the cloth's Ambrósio band (c_d's slope jumps at v0
    and v1) replaced by the smooth ``Coulomb(μ, V_REG)``, to see what the
-   band's corners do to the μ column's convergence.
+   band's corners do to the μ column's convergence; ``--cloth-damping-ratio
+   ZETA`` runs it on the cloth damped at ζ (``Parameters.cloth_damping_ratio``;
+   the paper's cloth, 0, is undamped: a ball's vertical oscillation on it
+   never dies out).
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -78,12 +81,15 @@ SPEED = 10.729
 STEPS = (1e-3, 1e-4)
 
 
-def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None):
+def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
+         cloth_damping_ratio=0.0):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
-    ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s).
+    ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
+    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``.
     """
-    p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1])
+    p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
+                            cloth_damping_ratio=cloth_damping_ratio)
     model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
     if coulomb is not None:
         cloth = billiard.TABLE_FORCES.index("cloth")
@@ -113,8 +119,10 @@ def main():
                              "benchmark's rtol with it is left out (its steps grow with the check's duration)")
     parser.add_argument("--cloth-coulomb", type=float, default=None, metavar="V_REG",
                         help="the cloth's Ambrósio band replaced by a smooth Coulomb law with this v_reg (m/s)")
+    parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
+                        help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
     args = parser.parse_args()
-    run_break = functools.partial(_run, coulomb=args.cloth_coulomb)
+    run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio)
     batch_duration = args.batch_duration
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
