@@ -3,6 +3,7 @@
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
+                                        [--contact-steps]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -46,7 +47,9 @@ of times from this one process. Measured:
    band's corners do to the μ column's convergence; ``--cloth-damping-ratio
    ZETA`` runs it on the cloth damped at ζ (``Parameters.cloth_damping_ratio``;
    the paper's cloth, 0, is undamped: a ball's vertical oscillation on it
-   never dies out).
+   never dies out); ``--contact-steps`` runs everything with ``simulate``'s
+   ``contact_steps`` (steps shrinking towards the closed contacts' onsets and
+   separations, located or not).
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -82,11 +85,11 @@ STEPS = (1e-3, 1e-4)
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
-         cloth_damping_ratio=0.0):
+         cloth_damping_ratio=0.0, contact_steps=False):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
-    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``.
+    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``contact_steps``: ``simulate``'s.
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -97,7 +100,7 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
         model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
     settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
     return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=max_events,
-                    adjoint=adjoint, friction_steps=friction_steps, **settings)
+                    adjoint=adjoint, friction_steps=friction_steps, contact_steps=contact_steps, **settings)
 
 
 def _cue_xy(run):
@@ -121,8 +124,10 @@ def main():
                         help="the cloth's Ambrósio band replaced by a smooth Coulomb law with this v_reg (m/s)")
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
+    parser.add_argument("--contact-steps", action="store_true", help="every run with simulate's contact_steps")
     args = parser.parse_args()
-    run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio)
+    run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio,
+                                  contact_steps=args.contact_steps)
     batch_duration = args.batch_duration
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
@@ -142,7 +147,8 @@ def main():
 
     print(f"the four-ball break on the table with cushions, {SPEED} m/s; reproduce break's settings "
           f"({type(table.FORMULATION).__name__}, rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, "
-          f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}")
+          f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}"
+          + (", contact_steps" if args.contact_steps else ""))
 
     last = {}
 
