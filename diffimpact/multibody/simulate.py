@@ -417,8 +417,7 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
         bad = (jnp.max(jnp.abs(residual)) > tolerance) | (jnp.max(jnp.abs(rate)) > tolerance)
         message = f"initial state violates the constraints by more than {tolerance:g}"
         return eqx.error_if(state, bad, message)
-    with jax.ensure_compile_time_eval():  # (concrete values closed over by a caller's ``jit`` stay concrete)
-        residual, rate, jacobian = map(np.asarray, _constraint_residuals(model, state.q, state.v, state.t))
+    residual, rate, jacobian = _constraint_residuals(model, state.q, state.v, state.t)
     offsets = np.cumsum([0] + [c.size for c in model.constraints])
     for name, a, b in zip(model.constraint_names, offsets[:-1], offsets[1:]):
         for what, values in (("position", residual), ("velocity", rate)):
@@ -437,7 +436,19 @@ def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
     return state
 
 
-@eqx.filter_jit
+def _concrete(fn):
+    """``fn`` of concrete values, compiled as one call, its results as NumPy arrays: also where the values are
+    constants closed over by a caller's ``jit``, whose trace would otherwise make its results tracers."""
+    compiled = eqx.filter_jit(fn)
+
+    def call(*args):
+        with jax.ensure_compile_time_eval():
+            return jax.tree.map(np.asarray, compiled(*args))
+
+    return call
+
+
+@_concrete
 def _constraint_residuals(model, q, v, t):
     """Φ, Φ̇ and D of a concrete state in one compiled call (op by op, each operation compiles on its own: about
     a hundred small programs for the pool table)."""
@@ -485,8 +496,8 @@ def simulate(
         to the last one. They may be passed to a ``jax.jit`` of yours or
         closed over by it: the same program runs either way (an
         optimisation barrier hides constant ones from XLA, which otherwise
-        made the 4-s break 1.4× slower: docs/RESULTS.md, "The floor under a
-        step").
+        made the 4-s break 1.4× slower: docs/RESULTS.md, "Save times closed
+        over by a caller's ``jit``").
     formulation : a ``Formulation`` instance, e.g. ``Baumgarte()``.
     solver : a diffrax ODE solver, ``None`` (default) for ``diffrax.Tsit5()``.
         An implicit one (``diffrax.Kvaerno5()``) takes fewer steps through
@@ -713,8 +724,7 @@ def _check_impact_laws_open(model, state):
         contact = model.forces[k]
         if isinstance(contact.law, NormalForceLaw) or not is_concrete(model, state):
             continue
-        with jax.ensure_compile_time_eval():  # (as in ``check_initial_state``)
-            closed = np.flatnonzero(_closed_at_start(contact, model.split(state.q), model.split(state.v)))
+        closed = np.flatnonzero(_closed_at_start(model, k, state.q, state.v))
         if closed.size:
             raise ValueError(
                 f"state0 is in contact (or touching and approaching) at forces[{k}] "
@@ -724,11 +734,11 @@ def _check_impact_laws_open(model, state):
             )
 
 
-@eqx.filter_jit
-def _closed_at_start(contact, q, v):
-    """``_starts_closed`` of the members of ``contact`` at the split coordinates ``q``, ``v``, compiled (see
+@_concrete
+def _closed_at_start(model, k, q, v):
+    """``_starts_closed`` of the members of the contact family ``model.forces[k]`` at ``q``, ``v``, compiled (see
     ``_constraint_residuals``)."""
-    return _starts_closed(*contact.penetration_rate(q, v))
+    return _starts_closed(*model.forces[k].penetration_rate(model.split(q), model.split(v)))
 
 
 def _starts_closed(penetration, rate):
