@@ -8,6 +8,8 @@ from diffimpact.reproduce import damping
 from diffimpact.reproduce._io import read_csv
 
 
+@pytest.mark.slow  # a study of hundreds of exact solves; eq. (49)'s scaling is checked in the default run by
+# tests/impact/test_damping.py::test_exact_scales_as_eq_49
 def test_scaling_slopes_match_eq_35(tmp_path):
     assert main(["reproduce", "damping-scaling", "--quick", "--out", str(tmp_path)]) == 0
     table = read_csv(tmp_path / "damping-scaling.csv")
@@ -45,6 +47,9 @@ def test_improved_refit_reproduces_the_coefficients_in_use():
     assert comparison["improved"].max() * 10 < comparison["paper"].max()
 
 
+@pytest.mark.slow  # a study of hundreds of exact solves; eq. (34) and the round trip through eq. (23) are checked in
+# the default run by tests/impact/test_damping.py (test_lambda_is_a_slack_variable_of_eq_34,
+# test_exact_reproduces_restitution_in_an_independent_solver)
 def test_lambda_grid_solves_eq_23_and_obeys_eq_34(tmp_path):
     assert main(["reproduce", "damping-lambda", "--quick", "--out", str(tmp_path)]) == 0
     grid = read_csv(tmp_path / "damping_lambda.csv")

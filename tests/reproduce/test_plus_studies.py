@@ -27,6 +27,8 @@ def cradle(tmp_path_factory):
     return _reproduce("plus-cradle", tmp_path_factory)
 
 
+@pytest.mark.slow  # the compliant brick's compile is most of it; Example 1's states and the interval counts of
+# Fig. 10 are checked in the default run by tests/impulse/test_plus.py
 def test_plus_brick_reproduces_the_states_and_interval_counts_of_example_1(brick):
     table = brick
     plus = table["model"] == 0
