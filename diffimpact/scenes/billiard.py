@@ -539,14 +539,16 @@ def _cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose, 
         return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, adjoint=adjoint, rtol=rtol,
                                                max_events=max_events))
 
-    return jax.vmap(one)(speed, incidence, topspin_ratio, sidespin_ratio)
+    return jax.lax.map(lambda case: one(*case), (speed, incidence, topspin_ratio, sidespin_ratio))
 
 
 def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL,
                      max_events=12):
     """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
 
-    One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
+    The cases run one after the other (``jax.lax.map``): under ``jax.vmap`` each event-driven run waits for
+    the slowest, and the batch compiled twice as long (docs/RESULTS.md, "Suite time (session of 2026-11-27,
+    fourth)"). One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
     ``np.ones(4)`` share it); pass ``rtol`` as an array to share it between tolerances.
     """
     return _cushion_rebounds(p, *_checked_cushion_shot(speed, incidence, topspin_ratio, sidespin_ratio), nose,
@@ -558,11 +560,12 @@ def _cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling, adjo
     def one(v, c, x0, x1, t):
         return cut_shot_outcome(p, cut_shot(p, friction, v, c, x0, x1, rolling, t, adjoint=adjoint, rtol=rtol))
 
-    return jax.vmap(one)(speed, cut, cue_x, object_x, duration)
+    return jax.lax.map(lambda shot: one(*shot), (speed, cut, cue_x, object_x, duration))
 
 
 def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, adjoint=None, rtol=SHOT_RTOL):
-    """``cut_shot_outcome`` of ``cut_shot`` for arrays of shots.
+    """``cut_shot_outcome`` of ``cut_shot`` for arrays of shots, one after the other (``jax.lax.map``, as
+    ``cushion_rebounds``).
 
     One compilation per shape (the arrays are taken as float64, as in ``cushion_rebounds``); pass
     ``rtol`` as an array to share it between tolerances.

@@ -1,7 +1,7 @@
 """Gismeros Moreno et al.'s (2022) cut shot and cushion shot: conservation of angular momentum on the cloth, mirror symmetry,
 Alciatore's closed forms, the central impact of a frictionless cushion.
 
-Each fixture is one vmapped batch (one compilation) of ``billiard.cut_shots`` or
+Each fixture is one batch (one compilation) of ``billiard.cut_shots`` or
 ``billiard.cushion_rebounds``; the reproductions of ``diffimpact.reproduce.billiards``
 run the same functions.
 """
