@@ -127,7 +127,8 @@ def test_events_of_continuous_laws_carry_the_derivatives_of_their_located_times(
 
 
 def test_forward_mode_of_a_vmapped_run_gives_each_run_its_own_derivative():
-    """``jax.jacfwd`` of a ``jax.vmap`` over drop heights (the form of the cushion fits' Jacobians) gives each
+    """``jax.jacfwd`` of a ``jax.vmap`` over drop heights (the form the cushion fits' Jacobians had before their
+    shots ran under ``jax.lax.map``, and a user's vmapped runs still have) gives each
     height its own forward-mode derivative, and none across heights: the rebound speed off Hunt–Crossley-impact
     ground, whose law is set at its onset from ⁻δ̇ (the velocity shift of the onset's time). The velocity shift's
     lazy custom JVP kept the vmap's batch axis here and failed with a shape error (as ``diffimpact fit cushion``)."""
