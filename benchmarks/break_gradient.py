@@ -35,7 +35,8 @@ of times from this one process. Measured:
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's
    tolerances, at them with ``simulate``'s ``friction_steps`` (steps bounded by
-   the stiff friction's stability; compiled apart; left out with
+   the stiff friction's stability and the slips' passages through the
+   friction's band; compiled apart; left out with
    ``--no-friction-steps``), and at each rtol of ``--check-rtol`` (atol =
    1e-3 rtol) with ``friction_steps`` (without, given ``--no-friction-steps``): without it the forward-mode
    derivatives grow through the stiff friction of the first ball–ball

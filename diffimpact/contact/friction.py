@@ -37,6 +37,14 @@ class FrictionLaw(eqx.Module):
         """Friction force vector (N), −magnitude(F_N, |v|) v/|v|, zero at v = 0."""
         return -self._per_speed(normal_force, safe_norm(slip_velocity))[..., None] * slip_velocity
 
+    @property
+    @abstractmethod
+    def band(self):
+        """The slip speed (m/s) below which the law leaves its sliding force for its zero-slip regularisation.
+
+        ``simulate``'s ``friction_steps`` makes a loaded slip cross ±band in steps.
+        """
+
     def _per_speed(self, normal_force, slip_speed):
         """magnitude/|v| (N s/m), and at |v| = 0 its limit, the law's slope at zero speed."""
         moving = slip_speed > 0
@@ -76,6 +84,10 @@ class Coulomb(FrictionLaw):
         self.coefficient = check_range("coefficient", coefficient, 0.0)
         self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
 
+    @property
+    def band(self):
+        return self.regularisation_speed
+
     def magnitude(self, normal_force, slip_speed):
         return self.coefficient * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
 
@@ -95,6 +107,10 @@ class Threlfall(FrictionLaw):
     def __init__(self, coefficient, tolerance_speed=0.01):
         self.coefficient = check_range("coefficient", coefficient, 0.0)
         self.tolerance_speed = check_positive("tolerance_speed", tolerance_speed)
+
+    @property
+    def band(self):
+        return self.tolerance_speed
 
     def magnitude(self, normal_force, slip_speed):
         build_up = -jnp.expm1(-3.0 * slip_speed / self.tolerance_speed)
@@ -124,6 +140,10 @@ class Ambrosio(FrictionLaw):
             check_positive("upper_tolerance_speed", upper_tolerance_speed),
             strict=True,
         )
+
+    @property
+    def band(self):
+        return self.upper_tolerance_speed
 
     def magnitude(self, normal_force, slip_speed):
         ramp = (slip_speed - self.lower_tolerance_speed) / (
@@ -164,6 +184,10 @@ class Alciatore(FrictionLaw):
         """μ(v) = a + b exp(−c v) at the slip speed v (m/s)."""
         return self.offset + self.amplitude * jnp.exp(-self.decay * slip_speed)
 
+    @property
+    def band(self):
+        return self.regularisation_speed
+
     def magnitude(self, normal_force, slip_speed):
         return self.coefficient(slip_speed) * normal_force * jnp.tanh(slip_speed / self.regularisation_speed)
 
@@ -201,6 +225,10 @@ class Stribeck(FrictionLaw):
         self.viscous_coefficient = check_range("viscous_coefficient", viscous_coefficient, 0.0)
         self.transition_speed = check_positive("transition_speed", transition_speed)
         self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
+
+    @property
+    def band(self):
+        return self.regularisation_speed
 
     def magnitude(self, normal_force, slip_speed):
         decay = jnp.exp(-((slip_speed / self.transition_speed) ** 2))

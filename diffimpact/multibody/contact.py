@@ -1017,6 +1017,10 @@ class Contact(Force):
         rates = self.each(member, q, v, mobilities[i], mobilities[j])
         return jnp.zeros(count + 1).at[i].add(rates).at[j].add(rates)[:-1]
 
+    def slips(self, q, v):
+        """f_N (N), (count,), and the slip v_t (m/s), (count, d), of each contact: ``simulate``'s ``friction_steps``."""
+        return self.each(lambda c, a, b, ra, rb: _slip(c, a, b, ra, rb)[1::2], q, v)
+
     def __call__(self, bodies, q, v, t):
         del bodies, t
         q = jnp.asarray(q)

@@ -84,6 +84,26 @@ def test_largest_slope_is_the_largest_eigenvalue_of_the_force_jacobian(law, slop
     assert float(law.largest_slope(NORMAL_FORCE, 0.0)) == pytest.approx(slope_at_rest, rel=1e-12, abs=1e-12)
 
 
+# Each law's force without its zero-slip regularisation (N), at F_N = NORMAL_FORCE, as a function of |v|.
+SLIDING = [
+    lambda v: 0.3 * NORMAL_FORCE,
+    lambda v: 0.2 * NORMAL_FORCE,
+    lambda v: 0.14 * NORMAL_FORCE,
+    lambda v: (9.951e-3 + 0.108 * np.exp(-1.088 * v)) * NORMAL_FORCE,
+    lambda v: (0.25 + 0.15 * np.exp(-((v / 0.05) ** 2))) * NORMAL_FORCE + 0.8 * v,
+]
+
+
+@pytest.mark.parametrize("law, sliding", [(law, sliding) for (law, _), sliding in zip(LAWS, SLIDING)], ids=LAW_IDS)
+def test_band_is_where_the_regularisation_acts(law, sliding):
+    # ``simulate``'s ``friction_steps`` makes slips cross ±band in steps: the law must leave its sliding force
+    # within it (at most 0.3 of it at band/10) and have reached it (to 1 %) at 5 band.
+    band = float(law.band)
+    for speed, low, high in ((0.1 * band, 0.0, 0.3), (5.0 * band, 0.99, 1.0 + 1e-12)):
+        ratio = float(law.magnitude(NORMAL_FORCE, speed)) / sliding(speed)
+        assert low <= ratio <= high, (speed, ratio)
+
+
 def test_jacobian_in_slip_matches_finite_differences():
     law = Stribeck(0.4, 0.25, 0.8, 0.05, 1e-3)
     slip_velocity = np.array([0.02, -0.01, 0.015])
