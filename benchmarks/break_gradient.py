@@ -31,6 +31,11 @@ of times from this one process. Measured:
    topspin it gains before it and how soon it rolls after), and its y must
    stay 0 by the mirror symmetry of the shot, so its y row must be 0.
    Compile, run, and the ratio gradient run / forward run (issue 11's goal: ≤ 5×).
+   Without step bounds this gradient's μ column is not the motion's (see 3),
+   so it is also timed with ``friction_steps`` (and ``contact_steps`` given
+   ``--contact-steps``; the programs of the check, left out with
+   ``--no-friction-steps``), against the forward run with the same bounds and
+   against that of 1.
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's
@@ -177,11 +182,28 @@ def main():
           f"run {gradient_time:.3f} s ({int(steps)} steps); "
           f"gradient / forward run time {gradient_time / forward_time:.2f}×")
     print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
+    friction = not args.no_friction_steps
+    if friction:
+        def bounded_call():
+            last["bounded"] = forward(theta, SPEED, args.duration, rtol, True)
+            return last["bounded"].q
+
+        def bounded_gradient_call():
+            last["gradient"] = gradient(theta, args.duration, rtol, True)
+            return last["gradient"]
+
+        _, bounded_time = timed(bounded_call, repeats=args.repeats)
+        _, bounded_gradient_time = timed(bounded_gradient_call, repeats=args.repeats)
+        jacobian = np.asarray(last["gradient"][0])
+        print(f"   with friction_steps{' and contact_steps' if args.contact_steps else ''} (the check's "
+              f"programs): forward run {bounded_time:.3f} s ({int(last['bounded'].steps)} steps), gradient run "
+              f"{bounded_gradient_time:.3f} s: {bounded_gradient_time / bounded_time:.2f}× that forward run, "
+              f"{bounded_gradient_time / forward_time:.2f}× the forward run of 1")
+        print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
 
     t = args.check_duration
     print(f"\n3. check against central differences, {t:g} s (forward mode; central differences at relative steps "
           f"{', '.join(f'{h:g}' for h in STEPS)})")
-    friction = not args.no_friction_steps
     checks = ((rtol, False),) + ((rtol, True),) * friction + tuple((tol, friction) for tol in args.check_rtol)
     for tol, steps in checks:
         def check_call():
