@@ -1,0 +1,94 @@
+"""Benchmark: where the break's μ derivative was lost — the cue ball's slip passing through the cloth's band.
+
+    python benchmarks/slip_passage.py [--variants paper no-friction coulomb-0.1 coulomb-1e-3]
+                                      [--contact-steps] [--passage-step C] [--time 0.1146]
+                                      [--rtols 1e-6 1e-8 1e-10 1e-12]
+
+The break with two balls (``billiard.table_model(p, balls=2)``, ``break_state``: the cue ball sliding at
+10.729 m/s into the head ball), ``reproduce break``'s settings with ``friction_steps`` at each rtol of
+``--rtols`` (atol = 1e-3 rtol). Forward mode (``jax.jvp``, ``diffrax.ForwardMode``) of the cue ball's x and ẋ
+at ``--time`` s (just after the collision) with respect to the cue speed, against central differences of
+runs at rtol = 1e-12 (relative steps 1e-4 and 1e-5; the second is the reference). Variants of the laws:
+
+* ``paper``: the table's (the cloth's Ambrósio band, v0 = 1e-4 and v1 = 1e-3 m/s; Alciatore's ball–ball friction);
+* ``no-friction``: neither friction;
+* ``coulomb-V``: the cloth's friction the smooth ``Coulomb(μ, V)``, no ball–ball friction.
+
+``--contact-steps``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset). ``--passage-step C``:
+``simulate.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
+passages were bounded). docs/RESULTS.md, "The slip's passage through the band".
+"""
+
+import argparse
+import sys
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact.contact import Coulomb
+from diffimpact.multibody import simulate
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+BALLS = 2
+
+
+def model_and_state(variant, speed):
+    p = billiard.Parameters()
+    model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
+    cloth, pairs = billiard.TABLE_FORCES.index("cloth"), billiard.TABLE_FORCES.index("ball–ball")
+    if variant == "paper":
+        return model, state
+    if variant == "no-friction" or variant.startswith("coulomb-"):
+        none = jax.tree.map(lambda x: jnp.broadcast_to(x, (model.forces[pairs].count,)), Coulomb(0.0, 0.1))
+        model = eqx.tree_at(lambda m: m.forces[pairs].friction, model, none)
+        band = 0.1 if variant == "no-friction" else float(variant.split("-", 1)[1])
+        mu = 0.0 if variant == "no-friction" else p.cloth_friction
+        law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(mu, band))
+        return eqx.tree_at(lambda m: m.forces[cloth].friction, model, law), state
+    raise SystemExit(f"unknown variant {variant!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", default=["paper", "no-friction", "coulomb-0.1", "coulomb-1e-3"])
+    parser.add_argument("--contact-steps", action="store_true")
+    parser.add_argument("--passage-step", type=float, default=None)
+    parser.add_argument("--time", type=float, default=0.1146)
+    parser.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-10, 1e-12])
+    args = parser.parse_args()
+    module = sys.modules["diffimpact.multibody.simulate"]
+    if args.passage_step is not None:
+        module.PASSAGE_STEP = args.passage_step  # read when simulate is traced: set before any run
+    speed = billiard.Parameters().speed
+    print(f"two balls, cue speed {speed} m/s; d(x, ẋ of the cue ball at {args.time:g} s)/d(cue speed); "
+          f"friction_steps (PASSAGE_STEP = {module.PASSAGE_STEP:g})"
+          + (", contact_steps" if args.contact_steps else ""))
+    for variant in args.variants:
+        @jax.jit
+        def run(v0, rtol):
+            model, state = model_and_state(variant, v0)
+            settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
+            trajectory = simulate(model, state, jnp.stack([0.0, args.time]), table.FORMULATION, max_events=60,
+                                  adjoint=diffrax.ForwardMode(), friction_steps=True,
+                                  contact_steps=args.contact_steps, **settings)
+            return jnp.stack([trajectory.q[-1, 0], trajectory.v[-1, 0]]), trajectory.steps
+
+        differences = [(np.asarray(run(speed + h * speed, 1e-12)[0]) - np.asarray(run(speed - h * speed, 1e-12)[0]))
+                       / (2 * h * speed) for h in (1e-4, 1e-5)]
+        reference = differences[1]
+        print(f"\n{variant}: central differences (rtol 1e-12, steps 1e-4, 1e-5): d(x, ẋ) = "
+              f"{np.array2string(differences[0], precision=6)}, {np.array2string(reference, precision=6)}")
+        for rtol in args.rtols:
+            (_, steps), (tangent, _) = jax.jvp(lambda v: run(v, rtol), (speed,), (1.0,))
+            error = np.abs(np.asarray(tangent) - reference) / np.abs(reference)
+            print(f"  rtol {rtol:g}: {int(steps)} steps, forward mode d(x, ẋ) = "
+                  f"{np.array2string(np.asarray(tangent), precision=6)}, relative error "
+                  f"{np.array2string(error, formatter={'float_kind': lambda v: f'{v:.1e}'})}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
