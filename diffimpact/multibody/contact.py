@@ -1019,7 +1019,11 @@ class Contact(Force):
 
     def slips(self, q, v):
         """f_N (N), (count,), and the slip v_t (m/s), (count, d), of each contact: ``simulate``'s ``friction_steps``."""
-        return self.each(lambda c, a, b, ra, rb: _slip(c, a, b, ra, rb)[1::2], q, v)
+        def member(contact, pose_i, pose_j, rate_i, rate_j):
+            _, normal_force, _, slip = _slip(contact, pose_i, pose_j, rate_i, rate_j)
+            return normal_force, slip
+
+        return self.each(member, q, v)
 
     def __call__(self, bodies, q, v, t):
         del bodies, t
