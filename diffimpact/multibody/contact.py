@@ -45,7 +45,8 @@ Contacts come in **families** (as MuJoCo MJX generates collisions per pair of
 geometry types): a ``Contact`` holds one or more contacts of one geometry
 class, law class and friction law class, their arrays stacked along a
 leading contact axis and the body indices as integer arrays
-(``Contact.family``). Everything per contact (gaps, forces, event functions,
+(``Contact.family`` stacks contacts; ``Contact.for_bodies`` repeats one
+contact, or a family, for other bodies without building each). Everything per contact (gaps, forces, event functions,
 onset updates in ``simulate``) is one ``jax.vmap`` over that axis and the
 generalised forces are summed by a scatter-add, so a scene's size is data:
 120 ball pairs trace and compile like one. ``Contact(geometry, law,
@@ -919,6 +920,31 @@ class Contact(Force):
                     f"{_kind(contact)} and {_kind(first)}"
                 )
         return jax.tree.map(lambda *leaves: jnp.concatenate(leaves), *contacts)
+
+    def for_bodies(self, body_i, body_j):
+        """The family of ``len(body_j)`` contacts whose member k is member k mod ``count`` of this one with the
+        bodies ``body_i[k]`` and ``body_j[k]`` (body indices, −1 for the ground; ``body_i`` ``None``: the
+        ground for all).
+
+        ``Contact.family`` of the same contacts built one by one gives the same family: this builds it
+        without constructing, and so checking, each, as a scene of many contacts of a few kinds does
+        (``billiard.table_model``: the 120 ball pairs from one, the 96 ball–cushion contacts from the six
+        cushions'). Built inside a traced function (parameters differentiated), each check is then compiled
+        once, not once per contact (docs/RESULTS.md, "Building the table once a kind").
+        """
+        body_j = np.asarray(body_j)
+        body_i = np.full(body_j.shape, -1) if body_i is None else np.asarray(body_i)
+        for name, indices in (("body_i", body_i), ("body_j", body_j)):
+            if indices.ndim != 1 or not np.issubdtype(indices.dtype, np.integer) or np.any(indices < -1):
+                raise ValueError(f"{name} must be a 1-D array of body indices (ints >= 0, -1 for the ground); "
+                                 f"got {indices!r}")
+        if body_i.shape != body_j.shape or not body_j.size or body_j.size % self.count:
+            raise ValueError(f"body_i and body_j must have the same length, a positive multiple of the family's "
+                             f"{self.count} contacts; got {body_i.size} and {body_j.size}")
+        repeats = body_j.size // self.count
+        tiled = jax.tree.map(lambda x: jnp.tile(x, (repeats,) + (1,) * (jnp.ndim(x) - 1)), self)
+        return eqx.tree_at(lambda c: (c.geometry.body_i, c.geometry.body_j), tiled,
+                           (jnp.asarray(body_i), jnp.asarray(body_j)))
 
     @property
     def count(self):

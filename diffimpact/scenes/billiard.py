@@ -786,15 +786,18 @@ def table_model(p, balls=16, nose_height=None):
     """
     names = _check_table_balls(balls)
     count = len(names)
-    cushions = table_cushions(p)
+    balls = np.arange(count)
+    pairs = np.array(list(itertools.combinations(range(count), 2)), dtype=int).reshape(-1, 2)
+    # each family from one contact of each kind (``Contact.for_bodies``): the members of a kind differ only in
+    # their bodies; the ball–cushion family ball by ball, each ball against the six cushions in turn
+    noses = Contact.family(cushion(p, 0, vertices, nose_height) for vertices in table_cushions(p))
     return Model(
         [ball(p, name) for name in names],
         forces=[
             Gravity((0.0, 0.0, -p.gravity)),
-            Contact.family(table_cloth(p, i) for i in range(count)),
-            *([Contact.family(ball_pair(p, i, j) for i, j in itertools.combinations(range(count), 2))]
-              if count > 1 else []),
-            Contact.family(cushion(p, i, cushions[k], nose_height) for i in range(count) for k in range(len(CUSHIONS))),
+            table_cloth(p, 0).for_bodies(None, balls),
+            *([ball_pair(p, 0, 1).for_bodies(pairs[:, 0], pairs[:, 1])] if count > 1 else []),
+            noses.for_bodies(None, np.repeat(balls, len(CUSHIONS))),
         ],
     )
 

@@ -1,12 +1,14 @@
 """The full table as a model (``billiard.table_model``): its contact families, and a ball rolling into a pocket."""
 
+import itertools
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.multibody import Baumgarte, LagrangeMultipliers, simulate
+from diffimpact.multibody import Baumgarte, Contact, LagrangeMultipliers, simulate
 from diffimpact.reproduce.table import mirror_partners
 from diffimpact.scenes import billiard
 
@@ -27,6 +29,22 @@ def test_the_sixteen_ball_table_has_three_contact_families_of_every_ball_pair_an
     assert float(jnp.max(model.forces[3].penetration(q))) < -0.1
     with pytest.raises(ValueError, match="balls must be an int from 1 to 16"):
         billiard.table_model(P, 17)
+
+
+def test_the_table_is_built_as_from_its_contacts_one_by_one():
+    # table_model builds each family from one contact of each kind (Contact.for_bodies): the same arrays as
+    # the family of every contact built and checked on its own
+    model = billiard.table_model(P, balls=4)
+    cushions = billiard.table_cushions(P)
+    families = [[billiard.table_cloth(P, i) for i in range(4)],
+                [billiard.ball_pair(P, i, j) for i, j in itertools.combinations(range(4), 2)],
+                [billiard.cushion(P, i, cushions[k]) for i in range(4) for k in range(len(billiard.CUSHIONS))]]
+    for force, contacts in zip(model.forces[1:], families, strict=True):
+        one_by_one = Contact.family(contacts)
+        assert jax.tree.structure(force) == jax.tree.structure(one_by_one)
+        for x, y in zip(jax.tree.leaves(force), jax.tree.leaves(one_by_one)):
+            assert x.dtype == y.dtype
+            np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.without_fma
