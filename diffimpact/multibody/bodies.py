@@ -39,17 +39,27 @@ from diffimpact.contact._math import dot
 PLANAR_SIZE, SPATIAL_SIZE = 3, 7
 
 
+def _matrix(rows, columns, entries):
+    """The (rows, columns) + shape matrix of equally shaped ``entries`` in row order.
+
+    One stack where ``jnp.array`` of nested lists converts, expands and concatenates every entry and row (16
+    operations for a planar rotation instead of 5): these matrices are traced at every use of a pose.
+    """
+    stacked = jnp.stack(entries)
+    return stacked.reshape((rows, columns) + stacked.shape[1:])
+
+
 def rotation(angle):
     """Planar rotation matrix A(φ) of eq. (2.3)."""
     c, s = jnp.cos(angle), jnp.sin(angle)
-    return jnp.array([[c, -s], [s, c]])
+    return _matrix(2, 2, [c, -s, s, c])
 
 
 def skew(vector):
     """The skew-symmetric matrix ṽ of eq. (2.17): ṽ a = v × a."""
     x, y, z = vector[0], vector[1], vector[2]
     zero = jnp.zeros_like(x)
-    return jnp.array([[zero, -z, y], [z, zero, -x], [-y, x, zero]])
+    return _matrix(3, 3, [zero, -z, y, z, zero, -x, -y, x, zero])
 
 
 def euler_g(p):
