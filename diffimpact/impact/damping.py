@@ -304,5 +304,7 @@ def damping_lambda(exponent, restitution):
     """
     exponent, restitution = _check_exponent_restitution(exponent, restitution)
     check_shapes([("exponent", exponent), ("restitution", restitution)])
-    unit = _optimal_damping(1.0, 1.0, 1.0, exponent, restitution, "exact")
+    # m = v = k = 1 as the arrays ``optimal_damping`` passes, so that both share one compiled program
+    one = jnp.asarray(1.0, dtype=float)
+    unit = _optimal_damping(one, one, one, exponent, restitution, "exact")
     return lambda_from_unit_damping(exponent, unit, restitution)
