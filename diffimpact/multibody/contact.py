@@ -46,8 +46,9 @@ geometry types): a ``Contact`` holds one or more contacts of one geometry
 class, law class and friction law class, their arrays stacked along a
 leading contact axis and the body indices as integer arrays
 (``Contact.family`` stacks contacts; ``Contact.for_bodies`` repeats one
-contact, or a family, for other bodies without building each). Everything per contact (gaps, forces, event functions,
-onset updates in ``simulate``) is one ``jax.vmap`` over that axis and the
+contact, or a family, for other bodies without building each). Everything
+per contact (gaps, forces, event functions, onset updates in ``simulate``)
+is one ``jax.vmap`` over that axis and the
 generalised forces are summed by a scatter-add, so a scene's size is data:
 120 ball pairs trace and compile like one. ``Contact(geometry, law,
 friction)`` is a family of one.

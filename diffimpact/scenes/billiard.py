@@ -786,7 +786,7 @@ def table_model(p, balls=16, nose_height=None):
     """
     names = _check_table_balls(balls)
     count = len(names)
-    balls = np.arange(count)
+    indices = np.arange(count)
     pairs = np.array(list(itertools.combinations(range(count), 2)), dtype=int).reshape(-1, 2)
     # each family from one contact of each kind (``Contact.for_bodies``): the members of a kind differ only in
     # their bodies; the ball–cushion family ball by ball, each ball against the six cushions in turn
@@ -795,9 +795,9 @@ def table_model(p, balls=16, nose_height=None):
         [ball(p, name) for name in names],
         forces=[
             Gravity((0.0, 0.0, -p.gravity)),
-            table_cloth(p, 0).for_bodies(None, balls),
+            table_cloth(p, 0).for_bodies(None, indices),
             *([ball_pair(p, 0, 1).for_bodies(pairs[:, 0], pairs[:, 1])] if count > 1 else []),
-            noses.for_bodies(None, np.repeat(balls, len(CUSHIONS))),
+            noses.for_bodies(None, np.repeat(indices, len(CUSHIONS))),
         ],
     )
 
