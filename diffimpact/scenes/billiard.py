@@ -267,10 +267,10 @@ def model(p, balls=4):
     (a head-on collision).
     """
     names = _check_balls(balls)
-    pairs = [ball_pair(p, i, j) for i, j in itertools.combinations(range(len(names)), 2)]
+    first, second = np.array(list(itertools.combinations(range(len(names)), 2))).T
     return Model([ball(p, name) for name in names],
-                 forces=[Gravity((0.0, 0.0, -p.gravity)), Contact.family(cloth(p, i) for i in range(len(names))),
-                         Contact.family(pairs)])
+                 forces=[Gravity((0.0, 0.0, -p.gravity)), cloth(p, 0).for_bodies(None, np.arange(len(names))),
+                         ball_pair(p, 0, 1).for_bodies(first, second)])
 
 
 def contact_names(balls=4):
@@ -326,7 +326,7 @@ def cushion_model(p, nose_height=None):
 def pair_model(p, friction=None):
     """The cue ball (0) and an object ball (1) on the cloth: forces gravity, the two cloth contacts, the pair."""
     return Model([ball(p, "cue"), ball(p, "object")],
-                 forces=[Gravity((0.0, 0.0, -p.gravity)), Contact.family([cloth(p, 0), cloth(p, 1)]),
+                 forces=[Gravity((0.0, 0.0, -p.gravity)), cloth(p, 0).for_bodies(None, [0, 1]),
                          ball_pair(p, 0, 1, friction)])
 
 
