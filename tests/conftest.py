@@ -42,6 +42,19 @@ def central_jacobian():
     return _central_jacobian
 
 
+def _assert_same_tree(a, b):
+    """``a`` and ``b`` have the same tree structure and leaves, dtype and bits."""
+    assert jax.tree.structure(a) == jax.tree.structure(b)
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        assert x.dtype == y.dtype
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.fixture(scope="session")
+def assert_same_tree():
+    return _assert_same_tree
+
+
 def _check_fit_jacobian(problem, theta, h, rtol, atol_fraction, **options):
     """J of ``fitting.linearise(*problem, theta, **options)`` against central differences of z, column by column.
 

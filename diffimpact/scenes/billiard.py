@@ -267,10 +267,9 @@ def model(p, balls=4):
     (a head-on collision).
     """
     names = _check_balls(balls)
-    first, second = np.array(list(itertools.combinations(range(len(names)), 2))).T
     return Model([ball(p, name) for name in names],
                  forces=[Gravity((0.0, 0.0, -p.gravity)), cloth(p, 0).for_bodies(None, np.arange(len(names))),
-                         ball_pair(p, 0, 1).for_bodies(first, second)])
+                         ball_pair(p, 0, 1).for_bodies(*_pairs(len(names)))])
 
 
 def contact_names(balls=4):
@@ -787,17 +786,15 @@ def table_model(p, balls=16, nose_height=None):
     names = _check_table_balls(balls)
     count = len(names)
     indices = np.arange(count)
-    pairs = np.array(list(itertools.combinations(range(count), 2)), dtype=int).reshape(-1, 2)
     # each family from one contact of each kind (``Contact.for_bodies``): the members of a kind differ only in
     # their bodies; the ball–cushion family ball by ball, each ball against the six cushions in turn
-    noses = Contact.family(cushion(p, 0, vertices, nose_height) for vertices in table_cushions(p))
     return Model(
         [ball(p, name) for name in names],
         forces=[
             Gravity((0.0, 0.0, -p.gravity)),
             table_cloth(p, 0).for_bodies(None, indices),
-            *([ball_pair(p, 0, 1).for_bodies(pairs[:, 0], pairs[:, 1])] if count > 1 else []),
-            noses.for_bodies(None, np.repeat(indices, len(CUSHIONS))),
+            *([ball_pair(p, 0, 1).for_bodies(*_pairs(count))] if count > 1 else []),
+            _noses(p, nose_height).for_bodies(None, np.repeat(indices, len(CUSHIONS))),
         ],
     )
 
@@ -861,7 +858,7 @@ def _table_checks(p, q, v, nose_height):
     poses, rates = q.reshape(-1, 7), v.reshape(-1, 7)
     xy = poses[:, :2]
     rails = _rails(p)
-    noses = Contact.family(cushion(p, 0, vertices, nose_height) for vertices in table_cushions(p))
+    noses = _noses(p, nose_height)
     pair = ball_pair(p, 0, 1)
     i, j = _pairs(len(poses))
     return dict(
@@ -873,6 +870,11 @@ def _table_checks(p, q, v, nose_height):
         inside=_inside_cushions(p, xy),
         pair=jax.vmap(lambda a, b: pair.penetration((a, b))[0])(poses[i], poses[j]),
     )
+
+
+def _noses(p, nose_height):
+    """The family of ball 0 against each of the six ``table_cushions``, in the order of ``CUSHIONS``."""
+    return Contact.family(cushion(p, 0, vertices, nose_height) for vertices in table_cushions(p))
 
 
 def _pairs(count):

@@ -78,21 +78,14 @@ def test_family_refuses_mixed_kinds_and_empty_lists():
         SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), -1, radius=RADIUS)
 
 
-def _same_family(a, b):
-    assert jax.tree.structure(a) == jax.tree.structure(b)
-    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-        assert x.dtype == y.dtype
-        np.testing.assert_array_equal(x, y)
-
-
-def test_for_bodies_gives_the_family_of_the_contacts_built_one_by_one():
-    _same_family(pair(0, 1).for_bodies([0, 1, 0], [1, 2, 2]), Contact.family(pair(i, j) for i, j in PAIRS))
+def test_for_bodies_gives_the_family_of_the_contacts_built_one_by_one(assert_same_tree):
+    assert_same_tree(pair(0, 1).for_bodies([0, 1, 0], [1, 2, 2]), Contact.family(pair(i, j) for i, j in PAIRS))
     # members in turn: two plane contacts of different planes, each for balls 0, 1 and 2, ball by ball
     def plane(height, body):
         return Contact(SpherePlane(None, (0.0, 0.0, height), (0.0, 0.0, 1.0), body, radius=RADIUS), Hertz(STIFFNESS))
 
     planes = Contact.family([plane(0.0, 0), plane(1.0, 0)]).for_bodies(None, [0, 0, 1, 1, 2, 2])
-    _same_family(planes, Contact.family(plane(height, body) for body in range(3) for height in (0.0, 1.0)))
+    assert_same_tree(planes, Contact.family(plane(height, body) for body in range(3) for height in (0.0, 1.0)))
     with pytest.raises(ValueError, match="positive multiple of the family's 2 contacts"):
         Contact.family([plane(0.0, 0), plane(1.0, 0)]).for_bodies(None, [0, 1, 2])
     with pytest.raises(ValueError, match="same length"):

@@ -31,7 +31,7 @@ def test_the_sixteen_ball_table_has_three_contact_families_of_every_ball_pair_an
         billiard.table_model(P, 17)
 
 
-def test_the_table_is_built_as_from_its_contacts_one_by_one():
+def test_the_table_is_built_as_from_its_contacts_one_by_one(assert_same_tree):
     # table_model builds each family from one contact of each kind (Contact.for_bodies): the same arrays as
     # the family of every contact built and checked on its own
     model = billiard.table_model(P, balls=4)
@@ -40,11 +40,7 @@ def test_the_table_is_built_as_from_its_contacts_one_by_one():
                 [billiard.ball_pair(P, i, j) for i, j in itertools.combinations(range(4), 2)],
                 [billiard.cushion(P, i, cushions[k]) for i in range(4) for k in range(len(billiard.CUSHIONS))]]
     for force, contacts in zip(model.forces[1:], families, strict=True):
-        one_by_one = Contact.family(contacts)
-        assert jax.tree.structure(force) == jax.tree.structure(one_by_one)
-        for x, y in zip(jax.tree.leaves(force), jax.tree.leaves(one_by_one)):
-            assert x.dtype == y.dtype
-            np.testing.assert_array_equal(x, y)
+        assert_same_tree(force, Contact.family(contacts))
 
 
 @pytest.mark.without_fma
