@@ -1011,21 +1011,31 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
     return jnp.min(jnp.stack(bounds))
 
 
-def _slip_passage(families, y0, y1, args):
+def _with_friction(families, model):
+    """The families that exert friction (not impulsive)."""
+    return [k for k in families if model.forces[k].friction is not None and not model.forces[k].impulsive]
+
+
+def _loaded_slips(families, y, args):
+    """(f_N, v_t) of each family with friction (``Contact.slips``) at the state ``y``, for ``_slip_passage``."""
+    model = args[0]
+    q, v = (model.split(x) for x in y)
+    return tuple(model.forces[k].slips(q, v) for k in _with_friction(families, model))
+
+
+def _slip_passage(families, slips0, slips1, args):
     """Largest ratio, over the loaded contacts with friction, of a step's slip change |v_t1 − v_t0| to
     ``PASSAGE_STEP`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from zero, band the
-    friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast."""
+    friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast. ``slips0`` and
+    ``slips1``: ``_loaded_slips`` at the step's start and end."""
     model = args[0]
     ratios = [jnp.zeros(())]
-    for k in families:
-        force = model.forces[k]
-        if force.friction is None or force.impulsive:
-            continue
-        (f0, s0), (f1, s1) = (force.slips(*(model.split(x) for x in y)) for y in (y0, y1))
+    for k, (f0, s0), (f1, s1) in zip(_with_friction(families, model), slips0, slips1, strict=True):
         change = s1 - s0
         along = jnp.clip(-jnp.sum(s0 * change, axis=-1) / jnp.maximum(jnp.sum(change**2, axis=-1), 1e-300), 0, 1)
         distance = jnp.linalg.norm(s0 + along[:, None] * change, axis=-1)
-        ratio = jnp.linalg.norm(change, axis=-1) / (PASSAGE_STEP * jnp.maximum(distance, force.friction.band))
+        band = model.forces[k].friction.band
+        ratio = jnp.linalg.norm(change, axis=-1) / (PASSAGE_STEP * jnp.maximum(distance, band))
         ratios.append(jnp.max(jnp.where((f0 > 0) | (f1 > 0), ratio, 0.0)))
     return jnp.max(jnp.stack(ratios))
 
@@ -1044,7 +1054,9 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     than it was, so within the bound of the last accepted state. With
     ``friction_steps`` a step the error control accepts is also rejected
     where a loaded slip moved too far in it (``_slip_passage``), and retried
-    in proportion; the ratio of an accepted step bounds the next one.
+    in proportion; the ratio of an accepted step bounds the next one. The
+    slips of the accepted state are kept in the controller's state, where
+    the next step starts.
     """
 
     controller: dfx.PIDController
@@ -1088,10 +1100,11 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         )
         if self.bounded:
             t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
-        return t_next, (state, t_next - t0)
+        slips = jax.lax.stop_gradient(_loaded_slips(self.families, y0, args)) if self.friction else ()
+        return t_next, (state, t_next - t0, slips)
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
-        state, proposal = controller_state
+        state, proposal, slips = controller_state
         keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
             t0, t1, y0, y1_candidate, args, y_error, error_order, state
         )
@@ -1100,7 +1113,8 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
             bound = self._bound(t1, y1_candidate, args)
             next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
         if self.friction:
-            ratio = jax.lax.stop_gradient(_slip_passage(self.families, y0, y1_candidate, args))
+            candidate = jax.lax.stop_gradient(_loaded_slips(self.families, y1_candidate, args))
+            ratio = jax.lax.stop_gradient(_slip_passage(self.families, slips, candidate, args))
             # (a candidate the error control rejected can be far off: only an accepted one is judged)
             fast = keep & (ratio > 1.0)
             step = 0.9 * (t1 - t0) / jnp.maximum(ratio, 1e-300)
@@ -1108,7 +1122,10 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
             next_t1 = jnp.where(fast, t0 + step, jnp.where(keep, jnp.minimum(next_t1, next_t0 + step), next_t1))
             keep = keep & ~fast
         proposal = jnp.where(keep, next_t1 - next_t0, proposal)
-        return keep, next_t0, next_t1, jump, (state, proposal), result
+        if self.friction:
+            # the accepted end is the next step's start (diffrax keeps y1_candidate as it is)
+            slips = jax.tree.map(lambda new, old: jnp.where(keep, new, old), candidate, slips)
+        return keep, next_t0, next_t1, jump, (state, proposal, slips), result
 
 
 def _contact_histories(families, t, y, args):
