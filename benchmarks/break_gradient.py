@@ -3,7 +3,7 @@
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
-                                        [--contact-steps]
+                                        [--contact-steps] [--friction-step C] [--passage-step C]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -55,7 +55,10 @@ of times from this one process. Measured:
    the paper's cloth, 0, is undamped: a ball's vertical oscillation on it
    never dies out); ``--contact-steps`` runs everything with ``simulate``'s
    ``contact_steps`` (steps shrinking towards the closed contacts' onsets and
-   separations, located or not).
+   separations, located or not). ``--friction-step C`` and ``--passage-step C``
+   set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
+   (``inf``: that bound of ``friction_steps`` left out), to see which of the
+   two bounds the steps of the runs with ``friction_steps`` come from.
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -71,6 +74,7 @@ of times from this one process. Measured:
 import argparse
 import dataclasses
 import functools
+import sys
 
 import diffrax
 import equinox as eqx
@@ -131,7 +135,15 @@ def main():
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
     parser.add_argument("--contact-steps", action="store_true", help="every run with simulate's contact_steps")
+    parser.add_argument("--friction-step", type=float, default=None, metavar="C",
+                        help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
+    parser.add_argument("--passage-step", type=float, default=None, metavar="C",
+                        help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
     args = parser.parse_args()
+    module = sys.modules["diffimpact.multibody.simulate"]
+    # (read when simulate is traced: set before any run)
+    module.FRICTION_STEP = module.FRICTION_STEP if args.friction_step is None else args.friction_step
+    module.PASSAGE_STEP = module.PASSAGE_STEP if args.passage_step is None else args.passage_step
     run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio,
                                   contact_steps=args.contact_steps)
     batch_duration = args.batch_duration
@@ -154,7 +166,9 @@ def main():
     print(f"the four-ball break on the table with cushions, {SPEED} m/s; reproduce break's settings "
           f"({type(table.FORMULATION).__name__}, rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, "
           f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}"
-          + (", contact_steps" if args.contact_steps else ""))
+          + (", contact_steps" if args.contact_steps else "")
+          + f"; friction_steps' FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
+          + (f"; the cloth damped at ζ = {args.cloth_damping_ratio:g}" if args.cloth_damping_ratio else ""))
 
     last = {}
 

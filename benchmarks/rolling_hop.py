@@ -1,0 +1,86 @@
+"""Benchmark: a ball rolling and hopping on the cloth: what each of ``friction_steps``' two bounds does there.
+
+    python benchmarks/rolling_hop.py [--passage-step C] [--friction-step C] [--cloth-damping-ratio ZETA]
+                                     [--duration 0.3] [--lift 2e-5] [--rtols 1e-3 1e-6 1e-8]
+
+One ball on the full table (``billiard.table_model(p, balls=1)``) at
+(−0.6, 0) m, rolling along +x at v0 = 1 m/s (``rolling_spin``), started
+``--lift`` m above its resting height: on the paper's undamped cloth
+(``--cloth-damping-ratio 0``) it bounces on the cloth's Hertz law for the
+whole run, and since the contact point's lever R − δ/2 moves with the
+depth δ, the slip of a ball that rolls moves inside the cloth's friction
+band (Ambrósio: no friction below v0 = 1e-4 m/s, the full μ above v1 =
+1e-3 m/s) at every hop. ``reproduce break``'s settings (``table.settings``,
+``FORMULATION``) with ``friction_steps``, at each rtol of ``--rtols``
+(atol = 1e-3 rtol): the accepted steps, and the forward-mode derivative
+(``jax.jvp``, ``diffrax.ForwardMode``) of the ball's x after ``--duration``
+s with respect to v0, against central differences of runs at rtol = 1e-10
+(relative steps 1e-4 and 1e-5; the second is the reference).
+``--passage-step C`` and ``--friction-step C`` set ``simulate``'s
+``PASSAGE_STEP`` and ``FRICTION_STEP`` for this process (``inf``: that
+bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
+"""
+
+import argparse
+import dataclasses
+import sys
+
+import diffrax
+import jax
+import jax.numpy as jnp
+
+from diffimpact.multibody import State, simulate
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+SPEED = 1.0
+CENTRE = (-0.6, 0.0)
+#: Relative steps of the central differences; the last is the reference.
+STEPS = (1e-4, 1e-5)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passage-step", type=float, default=None, metavar="C",
+                        help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
+    parser.add_argument("--friction-step", type=float, default=None, metavar="C",
+                        help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
+    parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
+                        help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
+    parser.add_argument("--duration", type=float, default=0.3, help="simulated time (s)")
+    parser.add_argument("--lift", type=float, default=2e-5, help="start above the resting height (m)")
+    parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-6, 1e-8])
+    args = parser.parse_args()
+    module = sys.modules["diffimpact.multibody.simulate"]
+    # (read when simulate is traced: set before any run)
+    module.FRICTION_STEP = module.FRICTION_STEP if args.friction_step is None else args.friction_step
+    module.PASSAGE_STEP = module.PASSAGE_STEP if args.passage_step is None else args.passage_step
+    p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
+    model = billiard.table_model(p, balls=1)
+
+    def run(v0, rtol, adjoint=None):
+        velocity = jnp.stack([v0, 0.0])
+        q, v = billiard.ball_state(p, jnp.array([CENTRE]), velocity[None], billiard.rolling_spin(p, velocity)[None])
+        trajectory = simulate(model, State(q.at[2].add(args.lift), v), jnp.stack([0.0, args.duration]),
+                              table.FORMULATION, max_events=20, adjoint=adjoint, friction_steps=True,
+                              **{**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol})
+        return trajectory.q[-1, 0], trajectory.steps
+
+    forward = jax.jit(run)
+    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, diffrax.ForwardMode()), (v0,), (1.0,)))
+    print(f"one ball rolling at {SPEED} m/s from {CENTRE} m, started {args.lift:g} m high, "
+          f"{args.duration:g} s, cloth damping ratio {args.cloth_damping_ratio:g}; friction_steps with "
+          f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}")
+    differences = [(float(forward(SPEED * (1 + h), 1e-10)[0]) - float(forward(SPEED * (1 - h), 1e-10)[0]))
+                   / (2 * h * SPEED) for h in STEPS]
+    print("  central differences at rtol 1e-10: " + ", ".join(
+        f"relative step {h:g}: dx/dv0 = {d:.8f}" for h, d in zip(STEPS, differences)))
+    for rtol in args.rtols:
+        (_, steps), (slope, _) = derivative(SPEED, rtol)
+        error = abs(float(slope) - differences[-1]) / abs(differences[-1])
+        print(f"  rtol {rtol:g}: {int(steps)} steps, forward mode dx/dv0 = {float(slope):.8g} "
+              f"(relative difference {error:.1e})")
+
+
+if __name__ == "__main__":
+    main()
