@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 from diffimpact.contact import Alciatore
+from diffimpact.multibody import State, simulate
+from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
 P = billiard.Parameters()
@@ -75,3 +77,33 @@ def test_vmap_over_the_cue_speed_matches_single_runs(forward):
     # the same solves to rtol = 1e-8 (|x| ≈ 0.05 m): the programs may differ in round-off and so in their steps,
     # and then by the solves' error, about 2e-9 m (the scatter of nearby solves); the bound allows 5 times that
     np.testing.assert_allclose(batched, single, rtol=0, atol=1e-8)
+
+
+@pytest.mark.slow  # about 1 min on 2 cores, most of it compiling the table's forward-mode run
+def test_a_ball_rolling_and_bouncing_on_the_cloth_keeps_its_derivative_at_the_break_tolerance():
+    """A ball rolling at v0 on the paper's undamped cloth, started 20 µm high, bounces on it for the whole run, and
+    each bounce moves its slip through Ambrósio's band (the lever R − δ/2 moves with the depth δ). With
+    ``friction_steps`` dx/dv0 after T is right at the break's rtol = 1e-3; with either of its bounds alone it came
+    out 1.5e12 and 11.6 (``benchmarks/rolling_hop.py``: below v0 = 1e-4 m/s the cloth exerts no friction, so the
+    stability bound at a step's start is none and only the passages catch the slip entering the band)."""
+    duration, speed, lift = 0.3, 1.0, 2e-5
+    p = billiard.Parameters()
+    model = billiard.table_model(p, balls=1)
+
+    def final_x(v0, rtol):
+        velocity = jnp.stack([v0, 0.0])
+        q, v = billiard.ball_state(p, jnp.array([[-0.6, 0.0]]), velocity[None], billiard.rolling_spin(p, velocity)[None])
+        run = simulate(model, State(q.at[2].add(lift), v), jnp.stack([0.0, duration]), table.FORMULATION,
+                       max_events=20, adjoint=diffrax.ForwardMode(), friction_steps=True,
+                       **{**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol})
+        return run.q[-1, 0]
+
+    # one compiled program (rtol is traced) gives the derivative and, for the differences, the values
+    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: final_x(x, rtol), (v0,), (1.0,)))
+    slope = float(derivative(speed, 1e-3)[1])
+    step = 1e-5 * speed
+    difference = (float(derivative(speed + step, 1e-10)[0]) - float(derivative(speed - step, 1e-10)[0])) / (2 * step)
+    # Rolling without resistance, x = x0 + v0 T: the bounces' friction changes that by 3.8e-4 (measured)
+    assert difference == pytest.approx(duration, rel=1e-3)
+    # To the run's own tolerance (measured 3.7e-5 off); the failures above are 11.6 and 1.5e12
+    assert slope == pytest.approx(difference, rel=1e-3)
