@@ -74,7 +74,6 @@ of times from this one process. Measured:
 import argparse
 import dataclasses
 import functools
-import sys
 
 import diffrax
 import equinox as eqx
@@ -82,6 +81,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import _bounds
 from _timing import timed
 from diffimpact.contact import Coulomb
 from diffimpact.multibody import simulate
@@ -135,15 +135,9 @@ def main():
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
     parser.add_argument("--contact-steps", action="store_true", help="every run with simulate's contact_steps")
-    parser.add_argument("--friction-step", type=float, default=None, metavar="C",
-                        help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
-    parser.add_argument("--passage-step", type=float, default=None, metavar="C",
-                        help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
+    _bounds.add_options(parser)
     args = parser.parse_args()
-    module = sys.modules["diffimpact.multibody.simulate"]
-    # (read when simulate is traced: set before any run)
-    module.FRICTION_STEP = module.FRICTION_STEP if args.friction_step is None else args.friction_step
-    module.PASSAGE_STEP = module.PASSAGE_STEP if args.passage_step is None else args.passage_step
+    module = _bounds.apply(args)
     run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio,
                                   contact_steps=args.contact_steps)
     batch_duration = args.batch_duration

@@ -23,12 +23,12 @@ bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
 
 import argparse
 import dataclasses
-import sys
 
 import diffrax
 import jax
 import jax.numpy as jnp
 
+import _bounds
 from diffimpact.multibody import State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -41,20 +41,14 @@ STEPS = (1e-4, 1e-5)
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--passage-step", type=float, default=None, metavar="C",
-                        help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
-    parser.add_argument("--friction-step", type=float, default=None, metavar="C",
-                        help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
+    _bounds.add_options(parser)
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
     parser.add_argument("--duration", type=float, default=0.3, help="simulated time (s)")
     parser.add_argument("--lift", type=float, default=2e-5, help="start above the resting height (m)")
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-6, 1e-8])
     args = parser.parse_args()
-    module = sys.modules["diffimpact.multibody.simulate"]
-    # (read when simulate is traced: set before any run)
-    module.FRICTION_STEP = module.FRICTION_STEP if args.friction_step is None else args.friction_step
-    module.PASSAGE_STEP = module.PASSAGE_STEP if args.passage_step is None else args.passage_step
+    module = _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
     model = billiard.table_model(p, balls=1)
 

@@ -1,7 +1,7 @@
 """Benchmark: where the break's μ derivative was lost — the cue ball's slip passing through the cloth's band.
 
     python benchmarks/slip_passage.py [--variants paper no-friction coulomb-0.1 coulomb-1e-3]
-                                      [--contact-steps] [--passage-step C] [--time 0.1146]
+                                      [--contact-steps] [--passage-step C] [--friction-step C] [--time 0.1146]
                                       [--rtols 1e-6 1e-8 1e-10 1e-12]
 
 The break with two balls (``billiard.table_model(p, balls=2)``, ``break_state``: the cue ball sliding at
@@ -16,11 +16,10 @@ runs at rtol = 1e-12 (relative steps 1e-4 and 1e-5; the second is the reference)
 
 ``--contact-steps``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset). ``--passage-step C``:
 ``simulate.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
-passages were bounded). docs/RESULTS.md, "The slip's passage through the band".
+passages were bounded); ``--friction-step C`` its ``FRICTION_STEP`` (``_bounds``). docs/RESULTS.md, "The slip's passage through the band".
 """
 
 import argparse
-import sys
 
 import diffrax
 import equinox as eqx
@@ -28,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import _bounds
 from diffimpact.contact import Coulomb
 from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
@@ -56,13 +56,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", default=["paper", "no-friction", "coulomb-0.1", "coulomb-1e-3"])
     parser.add_argument("--contact-steps", action="store_true")
-    parser.add_argument("--passage-step", type=float, default=None)
+    _bounds.add_options(parser)
     parser.add_argument("--time", type=float, default=0.1146)
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-10, 1e-12])
     args = parser.parse_args()
-    module = sys.modules["diffimpact.multibody.simulate"]
-    if args.passage_step is not None:
-        module.PASSAGE_STEP = args.passage_step  # read when simulate is traced: set before any run
+    module = _bounds.apply(args)
     speed = billiard.Parameters().speed
     print(f"two balls, cue speed {speed} m/s; d(x, ẋ of the cue ball at {args.time:g} s)/d(cue speed); "
           f"friction_steps (PASSAGE_STEP = {module.PASSAGE_STEP:g})"

@@ -968,6 +968,11 @@ class Contact(Force):
         """Whether the contacts are instantaneous (rigid) impacts."""
         return isinstance(self.law, RigidImpact)
 
+    @property
+    def frictional(self):
+        """Whether the contacts exert a continuous friction force: a friction law, and not impulsive."""
+        return self.friction is not None and not self.impulsive
+
     def each(self, member, q, v=None, *arrays):
         """``member(contact, pose_i, pose_j, rate_i, rate_j, *rows)`` for every contact, vmapped.
 
@@ -1030,7 +1035,7 @@ class Contact(Force):
         accelerations' Jacobian: ``simulate``'s ``friction_steps``.
         """
         count = len(mobilities) - 1
-        if self.friction is None or self.impulsive:
+        if not self.frictional:
             return jnp.zeros(count)
         i, j = self.geometry.body_i, self.geometry.body_j
 

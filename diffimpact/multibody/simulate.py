@@ -1012,8 +1012,8 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
 
 
 def _with_friction(families, model):
-    """The families that exert friction (not impulsive)."""
-    return [k for k in families if model.forces[k].friction is not None and not model.forces[k].impulsive]
+    """The families that exert friction (``Contact.frictional``)."""
+    return [k for k in families if model.forces[k].frictional]
 
 
 def _loaded_slips(families, y, args):
