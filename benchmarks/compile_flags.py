@@ -1,6 +1,7 @@
-"""What XLA's CPU fusion emitters cost and buy: compile time against run time, with and without them.
+"""What the test suite's XLA flags cost and buy: compile time against run time, against XLA's default.
 
-The test suite turns them off (``--xla_cpu_use_fusion_emitters=false``, set in ``tests/conftest.py``): its time is
+The test suite turns XLA's CPU fusion emitters off (``--xla_cpu_use_fusion_emitters=false``) and has LLVM generate
+code without optimisation (``--xla_backend_optimization_level=0``), both set in ``tests/conftest.py``: its time is
 mostly compiling. Users keep XLA's default. This measures the trade, each setting in a process of its own (XLA
 reads its flags once, when JAX's CPU backend starts), in one run:
 
@@ -8,19 +9,28 @@ reads its flags once, when JAX's CPU backend starts), in one run:
    exponent 1.5, k = 1e7 N/m^1.5, e = 0.6, 2 m/s, 41 save times, ``LagrangeMultipliers``), as the tests
    compile many: tracing (``jax.jit(...).lower``) and XLA (``.compile()``) apart;
 2. **the 16-ball break** for ``--duration`` s with ``reproduce break``'s settings (``table.integrate``):
-   compile (first call − best later call) and run (best of ``--repeats``).
+   compile (first call − best later call) and run (best of ``--repeats``), and whether its saved
+   coordinates are the same to the bit under every setting.
 
     python benchmarks/compile_flags.py [--duration 0.5] [--repeats 2]
 """
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
 
-FLAGS = {"XLA's default": "", "fusion emitters off (the tests)": "--xla_cpu_use_fusion_emitters=false"}
+import numpy as np
+
+FUSION_OFF = "--xla_cpu_use_fusion_emitters=false"
+FLAGS = {
+    "XLA's default": "",
+    "fusion emitters off": FUSION_OFF,
+    "and LLVM at -O0 (the tests)": f"{FUSION_OFF} --xla_backend_optimization_level=0",
+}
 
 
 def measure(duration, repeats):
@@ -48,8 +58,10 @@ def measure(duration, repeats):
     p = billiard.Parameters()
     table_model, break_state = billiard.table_model(p), billiard.break_state(p)
     times = jnp.linspace(0.0, duration, 3)
-    first, best = timed(lambda: table.integrate(table_model, break_state, times, 1500).q, repeats=repeats)
-    return {"trace": traced - start, "xla": compiled - traced, "break compile": first - best, "break run": best}
+    run = lambda: table.integrate(table_model, break_state, times, 1500).q  # noqa: E731
+    first, best = timed(run, repeats=repeats)
+    return {"trace": traced - start, "xla": compiled - traced, "break compile": first - best, "break run": best,
+            "break q": hashlib.sha256(np.asarray(run()).tobytes()).hexdigest()}
 
 
 def main():
@@ -74,9 +86,11 @@ def main():
     print(f"{'':34s} {'bounce: trace':>14s} {'XLA':>8s} {f'break {args.duration:g} s: compile':>22s} {'run':>8s}")
     for name, r in results.items():
         print(f"{name:34s} {r['trace']:12.2f} s {r['xla']:6.2f} s {r['break compile']:20.2f} s {r['break run']:6.3f} s")
-    off = results[list(FLAGS)[1]]
-    print(f"off / default: bounce XLA {off['xla'] / default['xla']:.2f}×, break compile "
-          f"{off['break compile'] / default['break compile']:.2f}×, break run {off['break run'] / default['break run']:.2f}×")
+    same = all(r["break q"] == default["break q"] for r in results.values())
+    print(f"the break's saved coordinates under every setting: {'the same to the bit' if same else 'DIFFER'}")
+    for name, r in list(results.items())[1:]:
+        print(f"{name} / default: bounce XLA {r['xla'] / default['xla']:.2f}×, break compile "
+              f"{r['break compile'] / default['break compile']:.2f}×, break run {r['break run'] / default['break run']:.2f}×")
 
 
 if __name__ == "__main__":
