@@ -20,12 +20,11 @@ def test_mirror_partners_pair_the_rack_about_the_aim_line():
 
 @pytest.fixture(scope="module")
 def quick_break(tmp_path_factory):
-    """The quick break's summary and its folder: about 70 s, compiling and running the 16-ball table once."""
+    """The quick break's summary and its folder: about 20 s, compiling and running the 16-ball table once."""
     out = tmp_path_factory.mktemp("break")
     return study.run(out, quick=True), out
 
 
-@pytest.mark.slow
 def test_quick_break_writes_its_files_and_loses_energy(quick_break):
     summary, tmp_path = quick_break
     assert "16-ball break" in summary
@@ -45,7 +44,6 @@ def test_quick_break_writes_its_files_and_loses_energy(quick_break):
     assert (tmp_path / "break.png").stat().st_size > 10_000
 
 
-@pytest.mark.slow
 @pytest.mark.without_fma
 def test_quick_break_stays_mirror_symmetric_to_the_last_bit(quick_break):
     # the rack and the shot are mirror-symmetric about y = 0, and so is the arithmetic (exact force sums, no FMA)

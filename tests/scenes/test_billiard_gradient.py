@@ -79,7 +79,6 @@ def test_vmap_over_the_cue_speed_matches_single_runs(forward):
     np.testing.assert_allclose(batched, single, rtol=0, atol=1e-8)
 
 
-@pytest.mark.slow  # about 1 min on 2 cores, most of it compiling the table's forward-mode run
 def test_a_ball_rolling_and_bouncing_on_the_cloth_keeps_its_derivative_at_the_break_tolerance():
     """A ball rolling at v0 on the paper's undamped cloth, started 20 µm high, bounces on it for the whole run, and
     each bounce moves its slip through Ambrósio's band (the lever R − δ/2 moves with the depth δ). With
