@@ -8,7 +8,7 @@ import re
 # and a user does not, so only the tests set them (benchmarks/compile_flags.py measures both against XLA's
 # default in one run; docs/RESULTS.md, "Suite time" sections):
 # - without XLA's CPU fusion emitters a program compiles faster and runs a little slower (the 16-ball break's
-#   compile 0.77-0.90x, its run 0.93-1.03x; the suite 9 min 43 s -> 8 min 10 s);
+#   compile 0.77-0.92x, its run 0.93-1.30x over four runs; the suite 9 min 43 s -> 8 min 10 s);
 # - with LLVM's optimisation off (-O0) it compiles faster again and runs about 2.8x as long (the break's compile
 #   0.61x of the default against 0.80x without it; the suite in-tree 9 min 6 s -> 6 min 42 s).
 # They change how XLA generates code, not what it computes; they are read when JAX's CPU backend starts, before
