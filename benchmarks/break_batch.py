@@ -3,7 +3,9 @@
 XLA's CPU client runs a program on one device, and a break's small kernels keep about one core busy, so a
 ``jax.lax.map`` over a batch uses one core of the machine. Started with ``--xla_force_host_platform_device_count``
 (set here, before JAX starts, to ``--devices``; default: the machine's cores), the client has one device per
-core, and ``jax.shard_map`` gives each device its slice of the batch to ``lax.map`` over, at the same time.
+core, and ``fitting.sharding.sharded_map(..., batching="map")`` gives each device its slice of the batch to
+``lax.map`` over, at the same time (``jax.shard_map``). Both maps are that function's, on the first device and
+on all of them.
 
 The breaks are ``break_gradient.py``'s (the four-ball break with cushions, ``reproduce break``'s settings), the
 cue speed 10.729 (1 + 1e-3 k) m/s, k = 0 … ``--batch`` − 1, ``--duration`` s each. Printed: the single run
@@ -14,6 +16,7 @@ difference of their coordinates (the break amplifies the round-off of two differ
 """
 
 import argparse
+import functools
 import os
 
 
@@ -33,11 +36,11 @@ def main():
     import jax
     import jax.numpy as jnp
     import numpy as np
-    from jax.sharding import Mesh, PartitionSpec
 
     from _timing import timed
     from break_gradient import SPEED, _run
     from diffimpact.scenes import billiard
+    from fitting.sharding import sharded_map
 
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
@@ -51,17 +54,14 @@ def main():
     print(f"the four-ball break, {args.duration:g} s, {args.batch} cue speeds; {len(jax.devices())} CPU devices")
     print(f"single run: compile ≈ {first - single_time:.1f} s, run {single_time:.3f} s")
 
-    mesh = Mesh(np.array(jax.devices()), ("batch",))
-    mapped = jax.jit(lambda s: jax.lax.map(one, s))
-    # check_vma=False: the solve's loops and conds carry values that do not vary over the devices beside ones
-    # that do, which shard_map's type check refuses; each device's map is independent of the others'
-    sharded = jax.jit(jax.shard_map(lambda s: jax.lax.map(one, s), mesh=mesh, in_specs=PartitionSpec("batch"),
-                                    out_specs=PartitionSpec("batch"), check_vma=False))
+    devices = jax.devices()
+    mapped = functools.partial(sharded_map, one, speeds, devices=devices[:1], batching="map")
+    sharded = functools.partial(sharded_map, one, speeds, devices=devices, batching="map")
     results = {}
-    for name, fn in (("lax.map, one device", mapped), (f"lax.map sharded over {len(jax.devices())} devices", sharded)):
+    for name, fn in (("lax.map, one device", mapped), (f"lax.map sharded over {len(devices)} devices", sharded)):
 
         def call(fn=fn, name=name):  # keeps the last timed call's coordinates
-            results[name] = fn(speeds)
+            results[name] = fn()
             return results[name]
 
         first, run_time = timed(call, repeats=args.repeats)

@@ -12,8 +12,8 @@
   a check against central finite differences.
 * ``fitting.data``: ``load_csv`` of a user's measurements against a ``Schema``
   (named columns with units and ranges; bad rows reported as FILE:ROW: reason).
-* ``fitting.sharding``: ``sharded_map``, a jitted vmap with the batch split
-  over all ``jax.devices()``.
+* ``fitting.sharding``: ``sharded_map``, a jitted map (``vmap``, or ``lax.map``
+  for event-driven runs) with the batch split over all ``jax.devices()``.
 * ``fitting.checkpoint``: atomic, resumable checkpoints and ``resumable_map``.
 * ``fitting.impact_stiffness``: the ``impact-stiffness`` study.
 * ``fitting.damping``: the ``damping`` fit, α(n), β(n) of [Poursina 2020] with
