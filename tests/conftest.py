@@ -105,8 +105,36 @@ def _without_fma():
     return platform.machine().lower() in ("x86_64", "amd64") and isa is not None and isa.group(1) in ("AVX", "SSE4_2")
 
 
+# The files that take longest (seconds summed over their tests, `pytest -m "not slow" -n 2 --dist loadfile
+# --durations=0` on 2026-11-28), run first: xdist's --dist loadfile hands the workers whole files in collection
+# order, so a long file collected last runs alone at the end (55 s of 900 there). A file missing from this list
+# keeps its place after them; the list only orders, it selects nothing.
+LONGEST_FIRST = (
+    "multibody/test_contact.py",  # 270 s
+    "multibody/test_spatial_contact.py",  # 148 s
+    "multibody/test_contact_family.py",  # 100 s
+    "impact/test_central.py",  # 97 s
+    "impulse/test_rigid_spheres.py",  # 78 s
+    "reproduce/test_break_study.py",  # 56 s
+    "impact/test_damping.py",  # 55 s
+    "fitting/test_sensitivity_two_pendulum.py",  # 52 s
+    "reproduce/test_double_pendulum_obstacle.py",  # 52 s
+    "impulse/test_max_dissipation.py",  # 52 s
+    "multibody/test_proximity.py",  # 49 s
+    "multibody/test_spatial_bodies.py",  # 47 s
+    "scenes/test_billiard_gradient.py",  # 47 s
+)
+
+
+def _file_rank(item):
+    path = item.nodeid.split("::")[0].removeprefix("tests/")
+    return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Skip the ``without_fma`` tests where XLA may fuse multiply-adds (ARM, or another ISA set in ``XLA_FLAGS``)."""
+    """Run the longest files first (stable: each file's tests keep their order); skip the ``without_fma`` tests
+    where XLA may fuse multiply-adds (ARM, or another ISA set in ``XLA_FLAGS``)."""
+    items.sort(key=_file_rank)
     if _without_fma():
         return
     skip = pytest.mark.skip(reason="XLA's CPU code may use fused multiply-adds here, which round mirror images apart")
