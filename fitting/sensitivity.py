@@ -13,7 +13,12 @@ from fitting.fit import JACOBIAN_MODES
 from fitting.parameters import Free, parametrise
 
 
-def _as_function_of_values(output_fn, params, names):
+def as_function_of_values(output_fn, params, names):
+    """(fn, values): ``output_fn`` as a function of the named parameters' values (a float array), and those values.
+
+    ``fn(values)`` is the output at ``params``; the Jacobians and the differences below differentiate or
+    difference ``fn``, so an output computed by it shares their compiled program.
+    """
     values, space = parametrise(params, {name: Free() for name in names})
     return (lambda p: jnp.asarray(output_fn(space(p)), dtype=float)), values
 
@@ -26,13 +31,13 @@ def jacobian(output_fn, params, names, mode="rev"):
     """
     if mode not in JACOBIAN_MODES:
         raise ValueError(f"mode must be one of {tuple(JACOBIAN_MODES)}, got {mode!r}")
-    fn, values = _as_function_of_values(output_fn, params, names)
+    fn, values = as_function_of_values(output_fn, params, names)
     return JACOBIAN_MODES[mode](fn)(values)
 
 
 def normalised_sensitivity(output_fn, params, names, mode="rev"):
     """∂ln y/∂ln p = (p / y) ∂y/∂p, shaped y.shape + (P,) (dimensionless)."""
-    fn, values = _as_function_of_values(output_fn, params, names)
+    fn, values = as_function_of_values(output_fn, params, names)
     output = fn(values)
     return jacobian(output_fn, params, names, mode) * values / output[..., None]
 
@@ -41,7 +46,7 @@ def finite_difference_jacobian(output_fn, params, names, relative_step=1e-6):
     """∂y/∂p by central differences with step h = relative_step · max(|p|, 1e-300)."""
     if not 0 < relative_step < 1:
         raise ValueError(f"relative_step must be in (0, 1), got {relative_step!r}")
-    fn, values = _as_function_of_values(output_fn, params, names)
+    fn, values = as_function_of_values(output_fn, params, names)
     values = np.asarray(values)
     columns = []
     for index in range(values.size):

@@ -56,7 +56,7 @@ from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from diffimpact.scenes import two_pendulum as tp
 from fitting.checkpoint import Checkpoint, resumable_map
-from fitting.sensitivity import finite_difference_jacobian, jacobian
+from fitting.sensitivity import as_function_of_values, finite_difference_jacobian, jacobian
 from fitting.sharding import sharded_map
 
 NAME = "sensitivity"
@@ -111,7 +111,10 @@ def _values(system, names=PARAMETERS):
 
 def _checked_sensitivities(output_fn, system, names, relative_step):
     """Outputs, forward-mode Jacobian, ∂ln y/∂ln p and its central-difference counterpart, and their largest gap."""
-    outputs = np.asarray(output_fn(system))
+    # the outputs by the function of the parameter values that the differences call: one compiled program for
+    # both (output_fn(system) itself would compile another where the system's Python floats are static)
+    fn, values = as_function_of_values(output_fn, system, names)
+    outputs = np.asarray(fn(values))
     automatic = np.asarray(jacobian(output_fn, system, names, mode="fwd"))
     finite = finite_difference_jacobian(output_fn, system, names, relative_step=relative_step)
     scale = _values(system, names)[None, :] / outputs[:, None]
