@@ -772,6 +772,28 @@ def _starts_closed(penetration, rate):
     return (penetration > 0) | ((penetration == 0) & (rate > 0))
 
 
+def _depending_on(tree, anchor):
+    """``tree``'s values, made to depend on every inexact leaf of ``anchor`` (selected against, never used).
+
+    Differentiating or batching a ``lax.scan``, JAX finds which parts of its carry have nonzero tangents (or
+    a batch axis) by a fixpoint: it linearises, JVPs or batches the whole body once per round and adds what
+    came out nonzero (batched), until nothing is added. ``_simulate_events``' carry starts with zero tangents
+    in its state, gains them one segment later and in the laws set at onsets one more, so the whole segment
+    (solver, events, impacts) was linearised three times. Tied to the inputs from the start, once: the
+    four-ball break's ``jacfwd`` traces in 31–32 s instead of 51–56 s, a ball's reverse-mode rebound in 22–24 s
+    instead of 29–31 s (``benchmarks/derivative_trace.py``, docs/RESULTS.md). Where nothing of ``anchor`` is
+    differentiated or batched, nothing changes; no value changes anywhere.
+    """
+    link = sum(jnp.sum(x) for x in jax.tree.leaves(anchor) if jnp.issubdtype(jnp.result_type(x), jnp.inexact))
+
+    def tied(x):
+        if not jnp.issubdtype(x.dtype, jnp.inexact):
+            return x
+        return jax.lax.select(jnp.zeros(x.shape, bool), jnp.broadcast_to(link, x.shape).astype(x.dtype), x)
+
+    return jax.tree.map(tied, tree)
+
+
 def _select(flag, new, old):
     """``new`` where ``flag`` else ``old``, leaf by leaf, for pytrees of the same structure.
 
@@ -1428,7 +1450,15 @@ def _simulate_events(
     )
     # rows past the last save time take the padding's rows
     nan = jax.tree.map(lambda x: jnp.full((n_saves + window,) + x.shape, jnp.nan), shapes)
-    carry = (params, status0, zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.zeros(()), jnp.array(False))
+    # what the segments change starts tied to the inputs (``_depending_on``): the contact families (their laws
+    # set at onsets, ``engaged``), the residual surfaces, the time, the state, the saved rows and the step hint
+    changing = _depending_on(
+        ([params.forces[k] for k in families], zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.zeros(())),
+        (params, state0, save_times),
+    )
+    contacts, residual0, released0, t0, q0, v0, nan, hint0 = changing
+    params = eqx.tree_at(lambda p: [p.forces[k] for k in families], params, contacts)
+    carry = (params, status0, residual0, released0, t0, q0, v0, nan, hint0, jnp.array(False))
     carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1 + window_ends)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
