@@ -1,0 +1,111 @@
+"""Where the test suite's time goes: JAX's tracing, lowering and XLA's compiles, by program and by test.
+
+A pytest plugin and its summary. Loaded into a test run, it records every
+compile event JAX reports (``jax.monitoring``: the trace, the lowering to
+MLIR and XLA's compile of each program, with the program's name) with the
+test that caused it, one file per process (xdist workers included) in
+``$SUITE_COMPILES_DIR`` (default: ``suite-compiles`` in the system's
+temporary directory). Run as a script, it sums them: the time of each kind,
+the programs by name, and the small programs a test compiles operation by
+operation (eager ``jax.numpy`` calls outside any ``jit``: XLA compiles each
+new operation, shape and dtype once per process).
+
+    rm -rf /tmp/suite-compiles
+    PYTHONPATH=benchmarks python -m pytest -q -m "not slow" -n 2 --dist loadfile -p suite_compiles
+    python benchmarks/suite_compiles.py [--top 20]
+
+A program inside another's trace (an ``equinox.filter_jit`` called in a
+``jit``) is traced within the outer trace, so the trace times overlap; the
+compile times do not.
+"""
+
+import argparse
+import collections
+import os
+import pathlib
+import tempfile
+
+DIRECTORY = pathlib.Path(os.environ.get("SUITE_COMPILES_DIR", pathlib.Path(tempfile.gettempdir()) / "suite-compiles"))
+KINDS = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "XLA",
+}
+#: An XLA compile shorter than this (s) counts as a small program (an operation run eagerly, mostly).
+SMALL = 0.2
+
+
+def _plugin():
+    import jax
+    import pytest
+
+    DIRECTORY.mkdir(parents=True, exist_ok=True)
+    out = open(DIRECTORY / f"{os.getpid()}.tsv", "w")  # noqa: SIM115 (open for the process's life)
+    current = ["(outside any test)"]
+
+    def listener(event, duration, **kwargs):
+        if event in KINDS:
+            out.write(f"{current[0]}\t{KINDS[event]}\t{duration:.4f}\t{kwargs.get('fun_name', '')}\n")
+            out.flush()
+
+    jax.monitoring.register_event_duration_secs_listener(listener)
+
+    class Plugin:
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_protocol(self, item, nextitem):
+            current[0] = item.nodeid
+            yield
+
+    return Plugin()
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_plugin(), "suite_compiles_recorder")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--top", type=int, default=20, help="rows of each table")
+    args = parser.parse_args()
+    rows = []
+    for path in sorted(DIRECTORY.glob("*.tsv")):
+        for line in path.read_text().splitlines():
+            test, kind, duration, name = line.split("\t")
+            rows.append((test, kind, float(duration), name.removeprefix("jit(").removesuffix(")")))
+    if not rows:
+        raise SystemExit(f"no records in {DIRECTORY}: run the suite with -p suite_compiles first (see --help)")
+    seconds, count = collections.Counter(), collections.Counter()
+    for _, kind, duration, _ in rows:
+        seconds[kind] += duration
+        count[kind] += 1
+    print(f"{len(list(DIRECTORY.glob('*.tsv')))} processes; " + ", ".join(
+        f"{kind} {seconds[kind]:.1f} s ({count[kind]} programs)" for kind in KINDS.values()))
+    # a program: the trace and lowering of a name, then its XLA compile (in that order in each process); the
+    # compile decides whether it is small
+    small_time, small_count, by_file = 0.0, 0, collections.Counter()
+    for path in sorted(DIRECTORY.glob("*.tsv")):
+        pending = collections.defaultdict(float)
+        for line in path.read_text().splitlines():
+            test, kind, duration, name = line.split("\t")
+            pending[name] += float(duration)
+            if kind == "XLA":
+                total = pending.pop(name)
+                if float(duration) < SMALL:
+                    small_time += total
+                    small_count += 1
+                    by_file[test.split("::")[0]] += total
+    print(f"small programs (XLA < {SMALL} s): {small_count}, {small_time:.1f} s with their traces and lowerings")
+    by_name, programs = collections.Counter(), collections.Counter()
+    for _, kind, duration, name in rows:
+        by_name[name] += duration
+        programs[name] += kind == "XLA"
+    print("\nprograms by name (trace + lower + XLA, s; compiles):")
+    for name, total in by_name.most_common(args.top):
+        print(f"{total:8.1f} {programs[name]:6d}  {name[:90]}")
+    print("\nsmall programs by test file (s):")
+    for path, total in by_file.most_common(args.top):
+        print(f"{total:8.1f}  {path}")
+
+
+if __name__ == "__main__":
+    main()
