@@ -67,26 +67,23 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=20, help="rows of each table")
     args = parser.parse_args()
-    rows = []
-    for path in sorted(DIRECTORY.glob("*.tsv")):
-        for line in path.read_text().splitlines():
-            test, kind, duration, name = line.split("\t")
-            rows.append((test, kind, float(duration), name.removeprefix("jit(").removesuffix(")")))
+    processes = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
+    rows = [(test, kind, float(duration), name.removeprefix("jit(").removesuffix(")"))
+            for records in processes for test, kind, duration, name in records]
     if not rows:
         raise SystemExit(f"no records in {DIRECTORY}: run the suite with -p suite_compiles first (see --help)")
     seconds, count = collections.Counter(), collections.Counter()
     for _, kind, duration, _ in rows:
         seconds[kind] += duration
         count[kind] += 1
-    print(f"{len(list(DIRECTORY.glob('*.tsv')))} processes; " + ", ".join(
+    print(f"{len(processes)} processes; " + ", ".join(
         f"{kind} {seconds[kind]:.1f} s ({count[kind]} programs)" for kind in KINDS.values()))
     # a program: the trace and lowering of a name, then its XLA compile (in that order in each process); the
     # compile decides whether it is small
     small_time, small_count, by_file = 0.0, 0, collections.Counter()
-    for path in sorted(DIRECTORY.glob("*.tsv")):
+    for records in processes:
         pending = collections.defaultdict(float)
-        for line in path.read_text().splitlines():
-            test, kind, duration, name = line.split("\t")
+        for test, kind, duration, name in records:
             pending[name] += float(duration)
             if kind == "XLA":
                 total = pending.pop(name)

@@ -784,10 +784,10 @@ def _depending_on(tree, anchor):
     instead of 29–31 s (``benchmarks/derivative_trace.py``, docs/RESULTS.md). Where nothing of ``anchor`` is
     differentiated or batched, nothing changes; no value changes anywhere.
     """
-    link = sum(jnp.sum(x) for x in jax.tree.leaves(anchor) if jnp.issubdtype(jnp.result_type(x), jnp.inexact))
+    link = sum(jnp.sum(x) for x in jax.tree.leaves(anchor) if eqx.is_inexact_array(x))
 
     def tied(x):
-        if not jnp.issubdtype(x.dtype, jnp.inexact):
+        if not eqx.is_inexact_array(x):
             return x
         return jax.lax.select(jnp.zeros(x.shape, bool), jnp.broadcast_to(link, x.shape).astype(x.dtype), x)
 
@@ -1456,9 +1456,9 @@ def _simulate_events(
         ([params.forces[k] for k in families], zeros, zeros, state0.t, state0.q, state0.v, nan, jnp.zeros(())),
         (params, state0, save_times),
     )
-    contacts, residual0, released0, t0, q0, v0, nan, hint0 = changing
+    contacts, residual0, released0, t_start, q_start, v_start, nan, hint0 = changing
     params = eqx.tree_at(lambda p: [p.forces[k] for k in families], params, contacts)
-    carry = (params, status0, residual0, released0, t0, q0, v0, nan, hint0, jnp.array(False))
+    carry = (params, status0, residual0, released0, t_start, q_start, v_start, nan, hint0, jnp.array(False))
     carry, (records, steps, ran) = jax.lax.scan(segment, carry, None, length=max_events + 1 + window_ends)
     count = jnp.sum(jnp.isfinite(records[0]))
     # the check rides on everything returned, so that it is kept when only the events are used
