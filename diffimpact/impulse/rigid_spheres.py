@@ -83,7 +83,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_count, check_positive, check_range, check_real, refuse_where, unit_vector
+from diffimpact._validation import (
+    check_count,
+    check_positive,
+    check_range,
+    check_real,
+    is_concrete,
+    refuse_where,
+    unit_vector,
+)
 from diffimpact.contact._math import normal_frame, safe_norm
 from diffimpact.impulse._problem import kinetic_energy_change
 from diffimpact.impulse.max_dissipation import block_gauss_seidel
@@ -294,6 +302,7 @@ def step(scene, state, dt, *, error_reduction=0.0, sweeps=50):
     return new, impulse.reshape(m, 3), found.gap, kinetic_energy_change(delassus, velocity, impulse)
 
 
+@jax.jit
 def kinetic_energy(scene, state):
     """T = ½ Σ (m vᵀv + ωᵀ I(φ) ω) (J); states may carry leading axes (a trajectory's)."""
     body = jnp.einsum("...nji,...nj->...ni", _rotations(state.orientation), state.angular_velocity)
@@ -301,32 +310,47 @@ def kinetic_energy(scene, state):
                   + jnp.sum(scene.inertia * body**2, axis=(-2, -1)))
 
 
+@jax.jit
 def potential_energy(scene, state):
     """U = −Σ m g·x (J), zero at the origin; states may carry leading axes."""
     return -jnp.sum(scene.mass * jnp.einsum("...ni,i->...n", state.position, scene.gravity), -1)
 
 
+@eqx.filter_jit
+def _state_values(scene, state):
+    """What ``_check_state`` inspects, as one compiled program (op by op, each operation compiles its own):
+    whether each field is finite, |φ| per sphere, the gaps and which of them overlap."""
+    fields = ("position", "velocity", "angular_velocity", "orientation")
+    gap = contacts(scene, state).gap
+    return ({name: jnp.all(jnp.isfinite(getattr(state, name))) for name in fields},
+            jnp.linalg.norm(state.orientation, axis=-1), gap, gap < -OVERLAP_TOLERANCE * jnp.min(scene.radius))
+
+
 def _check_state(scene, state):
+    """``state`` after its checks (a traced state carries them on its position)."""
     n = scene.spheres
     for name in ("position", "velocity", "angular_velocity", "orientation"):
         value = check_real(f"state.{name}", getattr(state, name))
         shape = (n, 4) if name == "orientation" else (n, 3)
         if np.shape(value) != shape:
             raise ValueError(f"state.{name} must have shape {shape} for {n} spheres; got {np.shape(value)}")
-        refuse_where(value, ~jnp.all(jnp.isfinite(value)), f"state.{name} must be finite")
-    norm = jnp.linalg.norm(state.orientation, axis=-1)
-    refuse_where(norm, jnp.abs(norm - 1.0) > 1e-6, "state.orientation must hold unit quaternions (|φ| = 1 within "
-                 "1e-6)", lambda: np.asarray(norm).tolist())
-    gap = contacts(scene, state).gap
+    values = _state_values(scene, state)
+    finite, norm, gap, overlap = jax.tree.map(np.asarray, values) if is_concrete(scene, state) else values
+    position = state.position
+    for name, ok in finite.items():
+        position = refuse_where(position, ~ok, f"state.{name} must be finite")
+    position = refuse_where(position, abs(norm - 1.0) > 1e-6, "state.orientation must hold unit quaternions "
+                            "(|φ| = 1 within 1e-6)", lambda: norm.tolist())
     first, second, plane = scene.pairs()
 
     def overlaps():
-        deepest = int(np.argmin(np.asarray(gap)))
+        deepest = int(np.argmin(gap))
         other = f"plane {second[deepest]}" if plane[deepest] else f"sphere {second[deepest]}"
         return f"sphere {first[deepest]} and {other} overlap by {-float(gap[deepest]):.3g} m"
 
-    refuse_where(gap, gap < -OVERLAP_TOLERANCE * jnp.min(scene.radius),
-                 "state.position: spheres must not overlap each other or a plane at the start", overlaps)
+    position = refuse_where(position, overlap, "state.position: spheres must not overlap each other or a plane "
+                            "at the start", overlaps)
+    return eqx.tree_at(lambda s: s.position, state, position)
 
 
 def simulate(scene, state, dt, steps, *, error_reduction=0.0, sweeps=50):
@@ -354,8 +378,7 @@ def simulate(scene, state, dt, steps, *, error_reduction=0.0, sweeps=50):
     sweeps = check_count("sweeps", sweeps, 1)
     if not isinstance(scene, Scene) or not isinstance(state, State):
         raise TypeError("scene must be a Scene and state a State")
-    _check_state(scene, state)
-    return _simulate(scene, state, dt, error_reduction, steps, sweeps)
+    return _simulate(scene, _check_state(scene, state), dt, error_reduction, steps, sweeps)
 
 
 @eqx.filter_jit

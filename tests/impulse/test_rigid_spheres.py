@@ -1,5 +1,6 @@
 """Spheres and planes by the time stepping of Preclik et al. 2017 §3.1, against closed forms and conservation laws."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -281,3 +282,13 @@ def test_bad_input_is_refused_with_the_argument_named():
     ]:
         with pytest.raises(ValueError, match=name):
             call()
+
+
+def test_a_traced_start_is_checked_when_the_simulation_runs():
+    """Under ``jit`` the start's checks are compiled into the run (before, their results were dropped and
+    overlapping spheres ran on)."""
+    scene = rs.Scene([0.1, 0.1], 1.0, planes=[FLOOR])
+    run = eqx.filter_jit(lambda position: rs.simulate(scene, rs.State(position), 1e-3, 2).state.position[-1])
+    np.testing.assert_allclose(run(jnp.array([[0.0, 0.0, 0.1], [0.3, 0.0, 0.1]]))[1], [0.3, 0.0, 0.1], atol=1e-5)
+    with pytest.raises(eqx.EquinoxRuntimeError, match="spheres must not overlap"):
+        run(jnp.array([[0.0, 0.0, 0.1], [0.15, 0.0, 0.1]])).block_until_ready()
