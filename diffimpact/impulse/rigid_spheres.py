@@ -150,7 +150,7 @@ class Scene(eqx.Module):
             if normal.shape != (3,) or point.shape != (3,):
                 raise ValueError(f"planes[{k}] must be a (normal, point) pair of 3-vectors; got shapes "
                                  f"{normal.shape} and {point.shape}")
-            refuse_where(point, ~jnp.all(jnp.isfinite(point)), f"planes[{k}] point must be finite")
+            points[k] = refuse_where(point, ~jnp.all(jnp.isfinite(point)), f"planes[{k}] point must be finite")
         self.plane_normal = jnp.stack(normals) if normals else jnp.zeros((0, 3))
         self.plane_offset = (jnp.stack([nv @ pt for nv, pt in zip(normals, points)]) if normals
                              else jnp.zeros(0))

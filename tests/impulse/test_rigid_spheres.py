@@ -284,11 +284,15 @@ def test_bad_input_is_refused_with_the_argument_named():
             call()
 
 
-def test_a_traced_start_is_checked_when_the_simulation_runs():
-    """Under ``jit`` the start's checks are compiled into the run (before, their results were dropped and
-    overlapping spheres ran on)."""
+def test_a_traced_start_and_plane_are_checked_when_the_function_runs():
+    """Under ``jit`` the checks of the start and of the planes' points are compiled into the run (before, their
+    results were dropped: overlapping spheres ran on, a NaN point gave a NaN plane)."""
     scene = rs.Scene([0.1, 0.1], 1.0, planes=[FLOOR])
     run = eqx.filter_jit(lambda position: rs.simulate(scene, rs.State(position), 1e-3, 2).state.position[-1])
     np.testing.assert_allclose(run(jnp.array([[0.0, 0.0, 0.1], [0.3, 0.0, 0.1]]))[1], [0.3, 0.0, 0.1], atol=1e-5)
     with pytest.raises(eqx.EquinoxRuntimeError, match="spheres must not overlap"):
         run(jnp.array([[0.0, 0.0, 0.1], [0.15, 0.0, 0.1]])).block_until_ready()
+    offset = eqx.filter_jit(lambda point: rs.Scene([0.1], 1.0, planes=[((0.0, 0.0, 1.0), point)]).plane_offset)
+    assert float(offset(jnp.array([0.0, 0.0, 0.5]))[0]) == 0.5
+    with pytest.raises(eqx.EquinoxRuntimeError, match="planes\\[0\\] point must be finite"):
+        offset(jnp.array([0.0, np.nan, 0.5])).block_until_ready()
