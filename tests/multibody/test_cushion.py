@@ -7,6 +7,7 @@ Lankarani–Nikravesh, so the rebound is along the contact normal; the cases run
 together in one vmapped simulation.
 """
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 from diffimpact.multibody import (
     Contact,
     Cushion,
+    HoledPlane,
     HuntCrossleyImpact,
     LagrangeMultipliers,
     Model,
@@ -111,3 +113,16 @@ def test_gap_and_normal_in_closed_form():
 def test_bad_geometry_is_refused(build, message):
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def test_traced_geometry_is_checked_when_the_function_runs():
+    """Under ``jit`` the checks of a cushion's segments and of a holed plane's bounds ride on the arrays the
+    geometry keeps (before, they rode on their extents, which were dropped, and a zero-length segment passed)."""
+    vertices = eqx.filter_jit(lambda v: Cushion(v, 0, RADIUS).vertices)
+    np.testing.assert_array_equal(vertices(jnp.asarray(VERTICES)), VERTICES)
+    with pytest.raises(eqx.EquinoxRuntimeError, match="length of every cushion segment"):
+        vertices(jnp.array([[0.0, 0.0], [0.0, 0.0]])).block_until_ready()
+    bounds = eqx.filter_jit(lambda b: HoledPlane(0.0, b, [[0.3, 0.1]], [0.05], 0, RADIUS).bounds)
+    np.testing.assert_array_equal(bounds(jnp.array([[-1.0, -0.5], [1.0, 0.5]])), [[-1.0, -0.5], [1.0, 0.5]])
+    with pytest.raises(eqx.EquinoxRuntimeError, match="bounds' extent"):
+        bounds(jnp.array([[1.0, -0.5], [1.0, 0.5]])).block_until_ready()
