@@ -8,7 +8,8 @@ test that caused it, one file per process (xdist workers included) in
 temporary directory). Run as a script, it sums them: the time of each kind,
 the programs by name, and the small programs a test compiles operation by
 operation (eager ``jax.numpy`` calls outside any ``jit``: XLA compiles each
-new operation, shape and dtype once per process).
+new operation, shape and dtype once per process), by test file and by the
+innermost line of the package and of the tests that asked for them.
 
     rm -rf /tmp/suite-compiles
     PYTHONPATH=benchmarks python -m pytest -q -m "not slow" -n 2 --dist loadfile -p suite_compiles
@@ -24,6 +25,7 @@ import collections
 import os
 import pathlib
 import tempfile
+import traceback
 
 DIRECTORY = pathlib.Path(os.environ.get("SUITE_COMPILES_DIR", pathlib.Path(tempfile.gettempdir()) / "suite-compiles"))
 KINDS = {
@@ -45,7 +47,8 @@ def _plugin():
 
     def listener(event, duration, **kwargs):
         if event in KINDS:
-            out.write(f"{current[0]}\t{KINDS[event]}\t{duration:.4f}\t{kwargs.get('fun_name', '')}\n")
+            where = _callers() if KINDS[event] == "XLA" and duration < SMALL else ""
+            out.write(f"{current[0]}\t{KINDS[event]}\t{duration:.4f}\t{kwargs.get('fun_name', '')}\t{where}\n")
             out.flush()
 
     jax.monitoring.register_event_duration_secs_listener(listener)
@@ -59,6 +62,20 @@ def _plugin():
     return Plugin()
 
 
+def _callers():
+    """The innermost frames of the running code in the package (``diffimpact/``, ``fitting/``) and in ``tests/``,
+    as ``path:line``, separated by a space (``-`` for none): who asked for a small program."""
+    found = {"package": "-", "tests": "-"}
+    for frame in reversed(traceback.extract_stack()):
+        path = pathlib.Path(frame.filename).as_posix()
+        for part, key in (("/diffimpact/", "package"), ("/fitting/", "package"), ("/tests/", "tests")):
+            if part in path and found[key] == "-" and "/site-packages/" not in path:
+                found[key] = f"{part.strip('/')}/{path.split(part, 1)[1]}:{frame.lineno}"
+        if found["tests"] != "-":
+            break
+    return f"{found['package']} {found['tests']}"
+
+
 def pytest_configure(config):
     config.pluginmanager.register(_plugin(), "suite_compiles_recorder")
 
@@ -69,7 +86,7 @@ def main():
     args = parser.parse_args()
     processes = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
     rows = [(test, kind, float(duration), name.removeprefix("jit(").removesuffix(")"))
-            for records in processes for test, kind, duration, name in records]
+            for records in processes for test, kind, duration, name, _ in records]
     if not rows:
         raise SystemExit(f"no records in {DIRECTORY}: run the suite with -p suite_compiles first (see --help)")
     seconds, count = collections.Counter(), collections.Counter()
@@ -80,10 +97,10 @@ def main():
         f"{kind} {seconds[kind]:.1f} s ({count[kind]} programs)" for kind in KINDS.values()))
     # a program: the trace and lowering of a name, then its XLA compile (in that order in each process); the
     # compile decides whether it is small
-    small_time, small_count, by_file = 0.0, 0, collections.Counter()
+    small_time, small_count, by_file, by_caller = 0.0, 0, collections.Counter(), collections.Counter()
     for records in processes:
         pending = collections.defaultdict(float)
-        for test, kind, duration, name in records:
+        for test, kind, duration, name, where in records:
             pending[name] += float(duration)
             if kind == "XLA":
                 total = pending.pop(name)
@@ -91,6 +108,7 @@ def main():
                     small_time += total
                     small_count += 1
                     by_file[test.split("::")[0]] += total
+                    by_caller[where] += total
     print(f"small programs (XLA < {SMALL} s): {small_count}, {small_time:.1f} s with their traces and lowerings")
     by_name, programs = collections.Counter(), collections.Counter()
     for _, kind, duration, name in rows:
@@ -102,6 +120,13 @@ def main():
     print("\nsmall programs by test file (s):")
     for path, total in by_file.most_common(args.top):
         print(f"{total:8.1f}  {path}")
+    for title, column in (("package line", 0), ("test line", 1)):
+        lines = collections.Counter()
+        for where, total in by_caller.items():
+            lines[where.split(" ")[column]] += total
+        print(f"\nsmall programs by the {title} that asked for them (innermost; '-': none) (s):")
+        for line, total in lines.most_common(args.top):
+            print(f"{total:8.1f}  {line}")
 
 
 if __name__ == "__main__":
