@@ -85,12 +85,15 @@ def check_count(name, value, low=0):
     return int(value)
 
 
-def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False, hint=""):
+def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False, hint="", carrier=None):
     """Return ``value`` as an array after checking ``low <= value <= high`` and not NaN.
 
     ``low_open``/``high_open`` make the bound strict. The message names the
     parameter and its allowed interval, followed by ``hint``. Values that are
-    not real numbers raise ``TypeError`` (``check_real``).
+    not real numbers raise ``TypeError`` (``check_real``). ``carrier``: an
+    array returned (unchanged) instead of ``value``, for a ``value`` derived
+    from it and not kept (a geometry's extents); traced, the check is compiled
+    in on ``carrier``, so that it is not dropped with ``value``.
     """
     low_open = low_open or low == -np.inf
     high_open = high_open or high == np.inf
@@ -101,7 +104,7 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
         above = value > low if low_open else value >= low
         below = value < high if high_open else value <= high
         bad = jnp.any(~(above & below) | jnp.isnan(value))
-        return eqx.error_if(value, bad, message)
+        return eqx.error_if(value if carrier is None else carrier, bad, message)
     array = np.asarray(value, dtype=float)
     above = array > low if low_open else array >= low
     below = array < high if high_open else array <= high
@@ -109,7 +112,7 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
     if not np.all(ok):
         offending = array[~ok] if array.ndim else array
         raise ValueError(f"{message}; got {offending.ravel()[:5].tolist()}")
-    return jnp.asarray(value, dtype=float)
+    return jnp.asarray(value, dtype=float) if carrier is None else carrier
 
 
 def refuse_where(value, bad, message, got=None):
@@ -133,9 +136,9 @@ def is_concrete(*trees):
     return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
 
 
-def check_positive(name, value):
-    """``value > 0`` and finite."""
-    return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True)
+def check_positive(name, value, carrier=None):
+    """``value > 0`` and finite (``carrier`` as in ``check_range``)."""
+    return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True, carrier=carrier)
 
 
 def unit_vector(name, vector):

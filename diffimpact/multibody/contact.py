@@ -64,7 +64,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._exact_sums import body_totals, exact_sum
-from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where, unit_vector
+from diffimpact._validation import check_positive, check_range, is_concrete, unit_vector
 from diffimpact.contact._math import dot, normal_frame, positive_power, safe_norm
 from diffimpact.contact import damping_factors
 from diffimpact.contact.friction import FrictionLaw
@@ -79,13 +79,6 @@ from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve, constrained_acceleration
 
 # --- geometries -------------------------------------------------------------------
-
-
-def _positive_extents(array, extents, name):
-    """``array`` once ``extents`` computed from it are positive and finite: concrete, ``check_positive``'s
-    ``ValueError``; traced, the check rides on ``array``, which the geometry keeps (on ``extents`` it was dropped)."""
-    check_positive(name, extents)
-    return refuse_where(array, ~(extents > 0) | ~jnp.isfinite(extents), f"{name} must be finite and in (0, inf)")
 
 
 def _body_index(name, body):
@@ -291,8 +284,8 @@ class HoledPlane(Geometry):
         self.bounds = jnp.asarray(bounds, dtype=float)
         if self.bounds.shape != (2, 2):
             raise ValueError(f"bounds must be ((x_min, y_min), (x_max, y_max)); got shape {self.bounds.shape}")
-        self.bounds = _positive_extents(self.bounds, self.bounds[1] - self.bounds[0],
-                                        "bounds' extent (x_max − x_min, y_max − y_min)")
+        self.bounds = check_positive("bounds' extent (x_max − x_min, y_max − y_min)", self.bounds[1] - self.bounds[0],
+                                     carrier=self.bounds)
         self.holes = jnp.asarray(holes, dtype=float)
         if self.holes.ndim != 2 or self.holes.shape[0] < 1 or self.holes.shape[1] != 2:
             raise ValueError(f"holes must have shape (k, 2) with k >= 1; got {self.holes.shape}")
@@ -474,8 +467,8 @@ class Cushion(Geometry):
         self.vertices = jnp.asarray(vertices, dtype=float)
         if self.vertices.ndim != 2 or self.vertices.shape[0] < 2 or self.vertices.shape[1] != 2:
             raise ValueError(f"vertices must have shape (k + 1, 2) with k >= 1 segments; got {self.vertices.shape}")
-        self.vertices = _positive_extents(self.vertices, jnp.linalg.norm(jnp.diff(self.vertices, axis=0), axis=1),
-                                          "length of every cushion segment")
+        self.vertices = check_positive("length of every cushion segment",
+                                       jnp.linalg.norm(jnp.diff(self.vertices, axis=0), axis=1), carrier=self.vertices)
         self.radius = check_positive("radius", radius)
         self.nose_height = None if nose_height is None else check_positive("nose_height", nose_height)
         self.centre = _optional_point(centre)
