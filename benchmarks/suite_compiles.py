@@ -9,7 +9,10 @@ temporary directory). Run as a script, it sums them: the time of each kind,
 the programs by name, and the small programs a test compiles operation by
 operation (eager ``jax.numpy`` calls outside any ``jit``: XLA compiles each
 new operation, shape and dtype once per process), by test file and by the
-innermost line of the package and of the tests that asked for them.
+innermost line of the package and of the tests that asked for them. It also
+times Python's full (generation-2) garbage collections (``gc.callbacks``),
+which walk the whole heap of a worker, and sums them by process, with each
+process's peak resident memory.
 
     rm -rf /tmp/suite-compiles
     PYTHONPATH=benchmarks python -m pytest -q -m "not slow" -n 2 --dist loadfile -p suite_compiles
@@ -22,9 +25,12 @@ compile times do not.
 
 import argparse
 import collections
+import gc
 import os
 import pathlib
+import resource
 import tempfile
+import time
 import traceback
 
 DIRECTORY = pathlib.Path(os.environ.get("SUITE_COMPILES_DIR", pathlib.Path(tempfile.gettempdir()) / "suite-compiles"))
@@ -35,6 +41,8 @@ KINDS = {
 }
 #: An XLA compile shorter than this (s) counts as a small program (an operation run eagerly, mostly).
 SMALL = 0.2
+#: The kinds of a full garbage collection's record and of the process's peak memory (GB).
+GC, PEAK = "full gc", "peak memory"
 
 
 def _plugin():
@@ -52,12 +60,27 @@ def _plugin():
             out.flush()
 
     jax.monitoring.register_event_duration_secs_listener(listener)
+    started = [0.0]
+
+    def collection(phase, info):
+        if info["generation"] == 2:
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                out.write(f"{current[0]}\t{GC}\t{time.perf_counter() - started[0]:.4f}\t\t\n")
+
+    gc.callbacks.append(collection)
 
     class Plugin:
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_protocol(self, item, nextitem):
             current[0] = item.nodeid
             yield
+
+        def pytest_sessionfinish(self, session):
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # (Linux: kB)
+            out.write(f"(session end)\t{PEAK}\t{peak:.2f}\t\t\n")
+            out.flush()
 
     return Plugin()
 
@@ -84,7 +107,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=20, help="rows of each table")
     args = parser.parse_args()
-    processes = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
+    records = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
+    full_collections = [[float(duration) for _, kind, duration, _, _ in process if kind == GC] for process in records]
+    peaks = [[float(size) for _, kind, size, _, _ in process if kind == PEAK] for process in records]
+    processes = [[record for record in process if record[1] not in (GC, PEAK)] for process in records]
     rows = [(test, kind, float(duration), name.removeprefix("jit(").removesuffix(")"))
             for records in processes for test, kind, duration, name, _ in records]
     if not rows:
@@ -95,6 +121,9 @@ def main():
         count[kind] += 1
     print(f"{len(processes)} processes; " + ", ".join(
         f"{kind} {seconds[kind]:.1f} s ({count[kind]} programs)" for kind in KINDS.values()))
+    print("full garbage collections by process: " + "; ".join(
+        f"{len(durations)} in {sum(durations):.1f} s" for durations in full_collections))
+    print("peak memory (resident) by process: " + "; ".join(f"{max(sizes):.1f} GB" for sizes in peaks if sizes))
     # a program: the trace and lowering of a name, then its XLA compile (in that order in each process); the
     # compile decides whether it is small
     small_time, small_count, by_file, by_caller = 0.0, 0, collections.Counter(), collections.Counter()
