@@ -107,10 +107,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=20, help="rows of each table")
     args = parser.parse_args()
-    records = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
-    full_collections = [[float(duration) for _, kind, duration, _, _ in process if kind == GC] for process in records]
-    peaks = [[float(size) for _, kind, size, _, _ in process if kind == PEAK] for process in records]
-    processes = [[record for record in process if record[1] not in (GC, PEAK)] for process in records]
+    files = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
+    full_collections = [[float(duration) for _, kind, duration, _, _ in process if kind == GC] for process in files]
+    peaks = [[float(size) for _, kind, size, _, _ in process if kind == PEAK] for process in files]
+    processes = [[record for record in process if record[1] not in (GC, PEAK)] for process in files]
     rows = [(test, kind, float(duration), name.removeprefix("jit(").removesuffix(")"))
             for records in processes for test, kind, duration, name, _ in records]
     if not rows:
