@@ -101,6 +101,8 @@ from diffimpact.multibody.bodies import euler_rates, euler_rotation
 GRAVITY = (0.0, 0.0, -9.81)
 #: Overlap refused at the start of ``simulate``, as a fraction of the smallest radius (round-off of touching spheres).
 OVERLAP_TOLERANCE = 1e-9
+#: The fields of a ``State``, in the order its checks name them.
+_STATE_FIELDS = ("position", "velocity", "angular_velocity", "orientation")
 
 _rotations = jnp.vectorize(euler_rotation, signature="(4)->(3,3)")
 
@@ -320,16 +322,15 @@ def potential_energy(scene, state):
 def _state_values(scene, state):
     """What ``_check_state`` inspects, as one compiled program (op by op, each operation compiles its own):
     whether each field is finite, |φ| per sphere, the gaps and which of them overlap."""
-    fields = ("position", "velocity", "angular_velocity", "orientation")
     gap = contacts(scene, state).gap
-    return ({name: jnp.all(jnp.isfinite(getattr(state, name))) for name in fields},
+    return ({name: jnp.all(jnp.isfinite(getattr(state, name))) for name in _STATE_FIELDS},
             jnp.linalg.norm(state.orientation, axis=-1), gap, gap < -OVERLAP_TOLERANCE * jnp.min(scene.radius))
 
 
 def _check_state(scene, state):
     """``state`` after its checks (a traced state carries them on its position)."""
     n = scene.spheres
-    for name in ("position", "velocity", "angular_velocity", "orientation"):
+    for name in _STATE_FIELDS:
         value = check_real(f"state.{name}", getattr(state, name))
         shape = (n, 4) if name == "orientation" else (n, 3)
         if np.shape(value) != shape:
