@@ -4,6 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
+                                        [--solver {tsit5,kvaerno5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -59,6 +60,10 @@ of times from this one process. Measured:
    set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
    two bounds the steps of the runs with ``friction_steps`` come from.
+   ``--solver kvaerno5`` runs everything with diffrax's L-stable implicit
+   ``Kvaerno5`` instead of ``Tsit5`` (its forward-mode derivatives are those
+   of the implicit stages' solutions, stable on the stiff friction at any
+   step); ``--check-rtol`` with no value leaves the tight rtols out.
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -94,12 +99,17 @@ SPEED = 10.729
 STEPS = (1e-3, 1e-4)
 
 
+#: The solvers of ``--solver``.
+SOLVERS = {"tsit5": diffrax.Tsit5, "kvaerno5": diffrax.Kvaerno5}
+
+
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
-         cloth_damping_ratio=0.0, contact_steps=False):
+         cloth_damping_ratio=0.0, contact_steps=False, solver="tsit5"):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
-    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``contact_steps``: ``simulate``'s.
+    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``contact_steps``: ``simulate``'s; ``solver``: a
+    key of ``SOLVERS``.
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -110,7 +120,8 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
         model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
     settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
     return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=max_events,
-                    adjoint=adjoint, friction_steps=friction_steps, contact_steps=contact_steps, **settings)
+                    adjoint=adjoint, friction_steps=friction_steps, contact_steps=contact_steps,
+                    solver=SOLVERS[solver](), **settings)
 
 
 def _cue_xy(run):
@@ -124,7 +135,7 @@ def main():
     parser.add_argument("--batch-duration", type=float, default=1.0, help="simulated time of each member (s)")
     parser.add_argument("--max-events", type=int, default=200, help="simulate's max_events")
     parser.add_argument("--check-duration", type=float, default=0.15, help="simulated time of the check (s)")
-    parser.add_argument("--check-rtol", type=float, nargs="+", default=[1e-8, 1e-10],
+    parser.add_argument("--check-rtol", type=float, nargs="*", default=[1e-8, 1e-10],
                         help="the check's tight rtols (with friction_steps)")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
     parser.add_argument("--no-friction-steps", action="store_true",
@@ -135,11 +146,12 @@ def main():
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
     parser.add_argument("--contact-steps", action="store_true", help="every run with simulate's contact_steps")
+    parser.add_argument("--solver", choices=sorted(SOLVERS), default="tsit5", help="the ODE solver of every run")
     _bounds.add_options(parser)
     args = parser.parse_args()
     module = _bounds.apply(args)
     run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio,
-                                  contact_steps=args.contact_steps)
+                                  contact_steps=args.contact_steps, solver=args.solver)
     batch_duration = args.batch_duration
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
@@ -161,6 +173,7 @@ def main():
           f"({type(table.FORMULATION).__name__}, rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, "
           f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}"
           + (", contact_steps" if args.contact_steps else "")
+          + f"; solver {args.solver}"
           + f"; friction_steps' FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
           + (f"; the cloth damped at ζ = {args.cloth_damping_ratio:g}" if args.cloth_damping_ratio else ""))
 
