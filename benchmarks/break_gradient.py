@@ -4,7 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
-                                        [--solver {tsit5,kvaerno5}]
+                                        [--solver {tsit5,kvaerno5,kencarp5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -63,7 +63,9 @@ of times from this one process. Measured:
    ``--solver kvaerno5`` runs everything with diffrax's L-stable implicit
    ``Kvaerno5`` instead of ``Tsit5`` (its forward-mode derivatives are those
    of the implicit stages' solutions, stable on the stiff friction at any
-   step); ``--check-rtol`` with no value leaves the tight rtols out.
+   step), ``--solver kencarp5`` with the IMEX ``KenCarp5`` (the friction
+   implicit, the rest explicit: ``simulate``'s ``IMEX_SOLVERS``);
+   ``--check-rtol`` with no value leaves the tight rtols out.
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
    inside the vmapped function): compile, run, runs per second against
@@ -100,7 +102,7 @@ STEPS = (1e-3, 1e-4)
 
 
 #: The solvers of ``--solver``.
-SOLVERS = {"tsit5": diffrax.Tsit5, "kvaerno5": diffrax.Kvaerno5}
+SOLVERS = {"tsit5": diffrax.Tsit5, "kvaerno5": diffrax.Kvaerno5, "kencarp5": diffrax.KenCarp5}
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
@@ -122,6 +124,18 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
     return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=max_events,
                     adjoint=adjoint, friction_steps=friction_steps, contact_steps=contact_steps,
                     solver=SOLVERS[solver](), **settings)
+
+
+def _or_failure(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or (None, None) with the failure printed: an implicit solver's linear solve stops
+    the run with an error where the tangents it is given have overflowed."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 (any run-time error of the program: reported, and the rest goes on)
+        lines = str(error).strip().splitlines()
+        # (an error raised inside the program comes wrapped in the callback's traceback: its own line says what)
+        print("failed: " + next((line.split(":", 1)[1].strip() for line in lines if "RuntimeError:" in line), lines[0]))
+        return None, None
 
 
 def _cue_xy(run):
@@ -196,13 +210,14 @@ def main():
         last["gradient"] = gradient(theta, args.duration, rtol)
         return last["gradient"]
 
-    first, gradient_time = timed(grad_call, repeats=args.repeats)
-    jacobian, steps = (np.asarray(x) for x in last["gradient"])
     print(f"\n2. gradient (jacfwd, diffrax.ForwardMode) of the cue ball's final (x, y) w.r.t. "
-          f"(ball–ball e, cloth μ), {args.duration:g} s: compile ≈ {first - gradient_time:.1f} s, "
-          f"run {gradient_time:.3f} s ({int(steps)} steps); "
-          f"gradient / forward run time {gradient_time / forward_time:.2f}×")
-    print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
+          f"(ball–ball e, cloth μ), {args.duration:g} s: ", end="")
+    first, gradient_time = _or_failure(timed, grad_call, repeats=args.repeats)
+    if first is not None:
+        jacobian, steps = (np.asarray(x) for x in last["gradient"])
+        print(f"compile ≈ {first - gradient_time:.1f} s, run {gradient_time:.3f} s ({int(steps)} steps); "
+              f"gradient / forward run time {gradient_time / forward_time:.2f}×")
+        print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
     friction = not args.no_friction_steps
     if friction:
         def bounded_call():
@@ -214,13 +229,15 @@ def main():
             return last["gradient"]
 
         _, bounded_time = timed(bounded_call, repeats=args.repeats)
-        _, bounded_gradient_time = timed(bounded_gradient_call, repeats=args.repeats)
-        jacobian = np.asarray(last["gradient"][0])
         print(f"   with friction_steps{' and contact_steps' if args.contact_steps else ''} (the check's "
-              f"programs): forward run {bounded_time:.3f} s ({int(last['bounded'].steps)} steps), gradient run "
-              f"{bounded_gradient_time:.3f} s: {bounded_gradient_time / bounded_time:.2f}× that forward run, "
-              f"{bounded_gradient_time / forward_time:.2f}× the forward run of 1")
-        print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
+              f"programs): forward run {bounded_time:.3f} s ({int(last['bounded'].steps)} steps), gradient run ",
+              end="")
+        _, bounded_gradient_time = _or_failure(timed, bounded_gradient_call, repeats=args.repeats)
+        if bounded_gradient_time is not None:
+            jacobian = np.asarray(last["gradient"][0])
+            print(f"{bounded_gradient_time:.3f} s: {bounded_gradient_time / bounded_time:.2f}× that forward run, "
+                  f"{bounded_gradient_time / forward_time:.2f}× the forward run of 1")
+            print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
 
     t = args.check_duration
     print(f"\n3. check against central differences, {t:g} s (forward mode; central differences at relative steps "

@@ -63,6 +63,7 @@ from diffimpact.multibody.formulations import (
 )
 from diffimpact.multibody.model import Model, State
 from diffimpact.multibody.simulate import (
+    IMEX_SOLVERS,
     ContactHistory,
     Events,
     Trajectory,
@@ -78,7 +79,7 @@ __all__ = [
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",
     "DirectCorrection", "Driver", "Force", "Formulation", "Gravity", "Ground",
     "JointDamping", "LagrangeMultipliers", "Model", "PlanarBody", "ProjectedSolver",
-    "RevolutePlanar", "SpringDamper", "State", "Trajectory", "ContactHistory", "check_initial_state",
+    "RevolutePlanar", "SpringDamper", "State", "Trajectory", "ContactHistory", "IMEX_SOLVERS", "check_initial_state",
     "point_position", "project", "project_initial_state", "simulate",
     "EulerParameters", "RevoluteSpatial", "SpatialBody", "SphereFace", "SpherePlane",
     "SphereSphere", "Spherical", "angular_velocity", "euler_parameters", "euler_rates",

@@ -182,6 +182,21 @@ reverses in the first collision: its derivative with respect to the cloth's
 is 0.14 % and 0.12 % off with it, 0.25 % at the break's rtol = 1e-3, with
 ``contact_steps``: docs/RESULTS.md, "The slip's passage through the band".)
 
+The friction implicit (``IMEX_SOLVERS``). Given an IMEX solver (diffrax's
+``KenCarp3``, ``KenCarp4``, ``KenCarp5``, ``Sil3``), each segment's vector
+field is split in two: the explicit term is the motion with every contact
+family's friction law removed, the implicit term the friction's part of the
+accelerations (the difference of the two: the formulations' accelerations
+are linear in the applied forces). The stages then solve for the friction
+implicitly (diffrax's chord Newton: the Jacobian of the whole state once a
+step), and the forward-mode derivatives are those of the stages' solutions,
+stable on the stiff friction at any step: a disc sliding into rolling on a
+regularised Coulomb law has its rolling speed's derivative right at
+rtol = 1e-3 without ``friction_steps``. With ``friction_steps`` only the
+passages' bound is kept. Each evaluation of the implicit term evaluates the
+accelerations twice. On the four-ball break it does not pay (docs/RESULTS.md,
+"The break's gradient with an implicit solver, tried").
+
 Power laws at onset and separation, and derivatives (``contact_steps``).
 A force k δⁿ with n > 1 (Hertz, n = 3/2) has a stiffness n k δⁿ⁻¹ that
 is not smooth where δ = 0: the motion's sensitivities (the variational
@@ -235,6 +250,8 @@ CONSTRAINT_TOLERANCE = 1e-8
 #: h λ_F of ``friction_steps``: inside the stability interval of the explicit solvers on the negative real axis
 #: (Tsit5's ends at −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F.
 FRICTION_STEP = 1.5
+#: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
+IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
 #: c of ``friction_steps``' passages: a step moves a loaded slip by at most c max(d, band), d the least distance
 #: of its path over the step (taken straight) from zero, band the friction law's ``band``
 PASSAGE_STEP = 0.1
@@ -524,6 +541,10 @@ def simulate(
         stiff phases, but forms and factors the Jacobian of the
         accelerations at every step: for the 16-ball table that costs far
         more than it saves (docs/RESULTS.md, "Where the break's time goes").
+        An IMEX one (``IMEX_SOLVERS``: ``diffrax.KenCarp3()``, ``KenCarp4()``,
+        ``KenCarp5()``, ``Sil3()``) integrates the contacts' friction
+        implicitly and the rest explicitly (see the module docstring); only
+        for models with ``Contact``s with friction.
     rtol, atol : tolerances of the PID step-size controller.
     dt : ``None`` (default) for adaptive steps; a step size (s, > 0) for
         fixed steps of that size (``diffrax.ConstantStepSize``; rtol and atol
@@ -562,7 +583,8 @@ def simulate(
         derivatives (``jax.jvp``, ``jax.grad``) through phases where a slip
         sits in a friction law's regularisation band, which are wrong without
         it, and by the passage of a loaded slip through that band. It costs
-        steps where the friction is stiff and where a slip reverses. Adaptive
+        steps where the friction is stiff and where a slip reverses. With an
+        IMEX solver (friction implicit) only the passages' bound. Adaptive
         steps only; only for models with ``Contact``s.
     contact_steps : also bound every step by the depth and rate of the
         closed contacts (see the module docstring): for derivatives through
@@ -629,6 +651,10 @@ def simulate(
         raise ValueError("max_step limits adaptive steps; it cannot be combined with a fixed step dt")
     else:
         controller, dt0 = dfx.ConstantStepSize(), check_positive("dt", dt)
+    if isinstance(solver, IMEX_SOLVERS) and not any(isinstance(force, Contact) and force.frictional
+                                                    for force in model.forces):
+        raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction implicitly; "
+                         "this model has no Contact with friction: use an explicit or implicit solver")
     if not any(isinstance(force, Contact) for force in model.forces):
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint)
@@ -1062,6 +1088,28 @@ def _slip_passage(families, slips0, slips1, args):
     return jnp.max(jnp.stack(ratios))
 
 
+def _frictionless(model):
+    """``model`` with the friction laws of its contact families removed."""
+    frictional = [k for k in _contact_indices(model) if model.forces[k].frictional]
+    return eqx.tree_at(lambda m: [m.forces[k].friction for k in frictional], model, [None] * len(frictional),
+                       is_leaf=lambda x: x is None)
+
+
+def _imex_terms(vector_field):
+    """The terms of an IMEX solver from a segment's ``vector_field``: explicit, the motion without friction (the
+    segment's model, ``args[-2]``, without its friction laws); implicit, the friction's part of the accelerations,
+    their difference (the formulations' accelerations are linear in the applied forces)."""
+
+    def explicit(t, y, args):
+        return vector_field(t, y, args[:-2] + (_frictionless(args[-2]), args[-1]))
+
+    def implicit(t, y, args):
+        (q, full), (_, without) = vector_field(t, y, args), explicit(t, y, args)
+        return jnp.zeros_like(q), full - without
+
+    return dfx.MultiTerm(dfx.ODETerm(explicit), dfx.ODETerm(implicit))
+
+
 class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     """The PID controller of the segments: it starts each segment at the step the last one proposed.
 
@@ -1078,7 +1126,8 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     where a loaded slip moved too far in it (``_slip_passage``), and retried
     in proportion; the ratio of an accepted step bounds the next one. The
     slips of the accepted state are kept in the controller's state, where
-    the next step starts.
+    the next step starts. With the friction integrated implicitly (an IMEX
+    solver, ``implicit``) ``friction_steps`` keeps only the passages' bound.
     """
 
     controller: dfx.PIDController
@@ -1086,10 +1135,11 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     near: bool = eqx.field(static=True)
     friction: bool = eqx.field(static=True)
     contact: bool = eqx.field(static=True)
+    implicit: bool = eqx.field(static=True)
 
     @property
     def bounded(self):
-        return self.near or self.friction or self.contact
+        return self.near or (self.friction and not self.implicit) or self.contact
 
     @property
     def rtol(self):
@@ -1107,11 +1157,12 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near, self.friction, self.contact, self.controller.atol))
+            _step_bound(self.families, t, y, args, self.near, self.friction and not self.implicit, self.contact,
+                        self.controller.atol))
 
     def wrap(self, direction):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.contact)
+                                  self.contact, self.implicit)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         hint = jax.lax.stop_gradient(args[6])
@@ -1339,7 +1390,7 @@ def _simulate_events(
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     if isinstance(controller, dfx.PIDController):
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
-                                        contact_steps)
+                                        contact_steps, isinstance(solver, IMEX_SOLVERS))
     adaptive = isinstance(controller, _SegmentController)
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
@@ -1357,6 +1408,8 @@ def _simulate_events(
     def vector_field(t, y, args):
         q, v = y
         return v, _accelerations(formulation, *args[-2:], gathered, max_closed, q, v, t)
+
+    terms = _imex_terms(vector_field) if isinstance(solver, IMEX_SOLVERS) else dfx.ODETerm(vector_field)
 
     if contact_history:
         def to_save(t, y, args):
@@ -1378,7 +1431,7 @@ def _simulate_events(
             closed_only, size, too_many = _closed_members(model, families, max_closed)
             segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only, size)
             solution = dfx.diffeqsolve(
-                dfx.ODETerm(vector_field),
+                terms,
                 formulation.wrap_solver(model, solver),
                 t0=t0,
                 t1=jnp.where(passed + window < n_saves, ahead[-1], t_end),

@@ -257,6 +257,36 @@ def test_sliding_disc_decelerates_at_mu_g_then_rolls_at_two_thirds():
     assert np.all(np.diff(np.asarray(run.energy)) <= 0)
 
 
+def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_friction_steps():
+    """The sliding disc above at rtol 1e-3, its friction implicit (KenCarp3): the rolling speed v0 r/(1 + r) and
+    its derivative r/(1 + r) in closed form. The rolling slip sits in the friction's band (relaxing at
+    μ g (1 + r)/v_reg ≈ 9e4 /s), where Tsit5's steps are far outside its stability on the friction and its
+    derivatives need ``friction_steps`` (docs/RESULTS.md, "Derivatives through stiff friction")."""
+    mu, stiffness, v0 = 0.3, 1e6, 1.0
+    model = ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G,
+                           friction=Coulomb(mu, regularisation_speed=1e-4))
+    sink = (MASS * G / stiffness) ** (1 / EXPONENT)
+    times = jnp.array([0.0, 0.5, 2.0]) * v0 / (3 * mu * G)  # half the sliding time, then rolling
+
+    def speeds(v0):
+        state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
+        run = simulate(model, state, times, LagrangeMultipliers(), solver=diffrax.KenCarp3(), rtol=1e-3, atol=1e-6,
+                       adjoint=diffrax.ForwardMode())
+        return run.v[:, 0]
+
+    speed, derivative = jax.jit(lambda v0: jax.jvp(speeds, (v0,), (1.0,)))(v0)
+    lever = RADIUS - sink / 2
+    ratio = 2 * lever**2 / RADIUS**2
+    assert float(speed[1]) == pytest.approx(v0 - mu * G * float(times[1]), rel=1e-6)
+    # (observed 2.5e-9 sliding, 2.2e-10 rolling and its derivative: the bound leaves room for the solver's error)
+    assert float(speed[2]) == pytest.approx(v0 * ratio / (1 + ratio), rel=1e-6)
+    assert float(derivative[2]) == pytest.approx(ratio / (1 + ratio), rel=1e-6)
+    with pytest.raises(ValueError, match="no Contact with friction"):
+        simulate(ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G),
+                 State([0.0, RADIUS - sink, 0.0], [v0, 0.0, 0.0]), times, LagrangeMultipliers(),
+                 solver=diffrax.KenCarp3())
+
+
 SOFT = 1e5  # N/m^1.5: a soft contact, so that a dropped ball leaves with residual penetration
 
 
