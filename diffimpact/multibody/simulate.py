@@ -1091,8 +1091,7 @@ def _slip_passage(families, slips0, slips1, args):
 def _frictionless(model):
     """``model`` with the friction laws of its contact families removed."""
     frictional = [k for k in _contact_indices(model) if model.forces[k].frictional]
-    return eqx.tree_at(lambda m: [m.forces[k].friction for k in frictional], model, [None] * len(frictional),
-                       is_leaf=lambda x: x is None)
+    return eqx.tree_at(lambda m: [m.forces[k].friction for k in frictional], model, [None] * len(frictional))
 
 
 def _imex_terms(vector_field):
