@@ -544,7 +544,8 @@ def simulate(
         An IMEX one (``IMEX_SOLVERS``: ``diffrax.KenCarp3()``, ``KenCarp4()``,
         ``KenCarp5()``, ``Sil3()``) integrates the contacts' friction
         implicitly and the rest explicitly (see the module docstring); only
-        for models with ``Contact``s with friction.
+        for models with ``Contact``s with friction, and not with
+        ``DirectCorrection``, which wraps the solver.
     rtol, atol : tolerances of the PID step-size controller.
     dt : ``None`` (default) for adaptive steps; a step size (s, > 0) for
         fixed steps of that size (``diffrax.ConstantStepSize``; rtol and atol
@@ -651,10 +652,14 @@ def simulate(
         raise ValueError("max_step limits adaptive steps; it cannot be combined with a fixed step dt")
     else:
         controller, dt0 = dfx.ConstantStepSize(), check_positive("dt", dt)
-    if isinstance(solver, IMEX_SOLVERS) and not any(isinstance(force, Contact) and force.frictional
-                                                    for force in model.forces):
-        raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction implicitly; "
-                         "this model has no Contact with friction: use an explicit or implicit solver")
+    if isinstance(solver, IMEX_SOLVERS):
+        if not any(isinstance(force, Contact) and force.frictional for force in model.forces):
+            raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction "
+                             "implicitly; this model has no Contact with friction: use an explicit or implicit solver")
+        if formulation.wrap_solver(model, solver) is not solver:
+            raise ValueError(f"an IMEX solver ({type(solver).__name__}) cannot be wrapped by "
+                             f"{type(formulation).__name__}'s solver: use another formulation (Baumgarte(), "
+                             "LagrangeMultipliers(), AugmentedLagrangian())")
     if not any(isinstance(force, Contact) for force in model.forces):
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint)

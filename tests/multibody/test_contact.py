@@ -13,6 +13,7 @@ from diffimpact.multibody import (
     CircleCircle,
     CirclePlane,
     Contact,
+    DirectCorrection,
     Gravity,
     HuntCrossleyImpact,
     LagrangeMultipliers,
@@ -281,10 +282,12 @@ def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_frict
     # (observed 2.5e-9 sliding, 2.2e-10 rolling and its derivative: the bound leaves room for the solver's error)
     assert float(speed[2]) == pytest.approx(v0 * ratio / (1 + ratio), rel=1e-6)
     assert float(derivative[2]) == pytest.approx(ratio / (1 + ratio), rel=1e-6)
+    start = State([0.0, RADIUS - sink, 0.0], [v0, 0.0, 0.0])
     with pytest.raises(ValueError, match="no Contact with friction"):
-        simulate(ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G),
-                 State([0.0, RADIUS - sink, 0.0], [v0, 0.0, 0.0]), times, LagrangeMultipliers(),
-                 solver=diffrax.KenCarp3())
+        simulate(ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G), start, times,
+                 LagrangeMultipliers(), solver=diffrax.KenCarp3())
+    with pytest.raises(ValueError, match="cannot be wrapped by DirectCorrection"):
+        simulate(model, start, times, DirectCorrection(), solver=diffrax.KenCarp3())
 
 
 SOFT = 1e5  # N/m^1.5: a soft contact, so that a dropped ball leaves with residual penetration
