@@ -653,7 +653,7 @@ def simulate(
     else:
         controller, dt0 = dfx.ConstantStepSize(), check_positive("dt", dt)
     if isinstance(solver, IMEX_SOLVERS):
-        if not any(isinstance(force, Contact) and force.frictional for force in model.forces):
+        if not _with_friction(_contact_indices(model), model):
             raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction "
                              "implicitly; this model has no Contact with friction: use an explicit or implicit solver")
         if formulation.wrap_solver(model, solver) is not solver:
@@ -1095,7 +1095,7 @@ def _slip_passage(families, slips0, slips1, args):
 
 def _frictionless(model):
     """``model`` with the friction laws of its contact families removed."""
-    frictional = [k for k in _contact_indices(model) if model.forces[k].frictional]
+    frictional = _with_friction(_contact_indices(model), model)
     return eqx.tree_at(lambda m: [m.forces[k].friction for k in frictional], model, [None] * len(frictional))
 
 
@@ -1142,8 +1142,13 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     implicit: bool = eqx.field(static=True)
 
     @property
+    def stability(self):
+        """Whether ``friction_steps`` bounds the steps by the friction's stability (not where it is implicit)."""
+        return self.friction and not self.implicit
+
+    @property
     def bounded(self):
-        return self.near or (self.friction and not self.implicit) or self.contact
+        return self.near or self.stability or self.contact
 
     @property
     def rtol(self):
@@ -1161,8 +1166,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near, self.friction and not self.implicit, self.contact,
-                        self.controller.atol))
+            _step_bound(self.families, t, y, args, self.near, self.stability, self.contact, self.controller.atol))
 
     def wrap(self, direction):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
@@ -1392,9 +1396,10 @@ def _simulate_events(
     window = min(n_saves, SAVE_WINDOW)
     window_ends = 0 if window == n_saves else -(-(n_saves - 1) // (window - 1))
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
+    imex = isinstance(solver, IMEX_SOLVERS)
     if isinstance(controller, dfx.PIDController):
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
-                                        contact_steps, isinstance(solver, IMEX_SOLVERS))
+                                        contact_steps, imex)
     adaptive = isinstance(controller, _SegmentController)
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
@@ -1413,7 +1418,7 @@ def _simulate_events(
         q, v = y
         return v, _accelerations(formulation, *args[-2:], gathered, max_closed, q, v, t)
 
-    terms = _imex_terms(vector_field) if isinstance(solver, IMEX_SOLVERS) else dfx.ODETerm(vector_field)
+    terms = _imex_terms(vector_field) if imex else dfx.ODETerm(vector_field)
 
     if contact_history:
         def to_save(t, y, args):
