@@ -235,7 +235,8 @@ class DirectCorrection(Formulation):
     new (q, v) is projected by ``project`` (``iterations`` Gauss–Newton
     position corrections, then one velocity correction). The projection lives
     in a solver wrapper, ``ProjectedSolver``, so the adaptive step control,
-    dense output and reverse-mode gradients of diffrax are kept.
+    dense output and derivatives of diffrax (reverse mode and ``ForwardMode``)
+    are kept. (An IMEX solver cannot be wrapped: ``simulate`` refuses it.)
     """
 
     iterations: int = eqx.field(static=True, default=3)
@@ -247,22 +248,23 @@ class DirectCorrection(Formulation):
         return ProjectedSolver(solver, model, self.iterations)
 
 
-class ProjectedSolver(dfx.AbstractAdaptiveSolver, dfx.AbstractWrappedSolver):
-    """Wrap a diffrax solver so every step ends on the constraint manifold.
+class WrappedSolver(dfx.AbstractAdaptiveSolver, dfx.AbstractWrappedSolver):
+    """A diffrax solver wrapped by a subclass's ``step``: everything else is the wrapped ``solver``'s.
 
-    The wrapped step's result y1 = (q, v) is projected; its error estimate (of
-    the unprojected step) drives the step-size controller, and rejected steps
-    are discarded by diffrax as usual. The solver state is re-initialised at
-    the projected point, so first-same-as-last solvers (Tsit5, Dopri5)
-    evaluate the vector field afresh there instead of reusing f(y1) of the
-    unprojected point. Dense output between steps is the wrapped solver's
-    interpolant, so values saved between steps can deviate from the manifold
-    by one step's drift, which does not accumulate.
+    A Runge–Kutta solver's stages are scanned by ``lax.scan`` (``scan_kind="lax"``) unless it sets its
+    own: diffrax's ``ForwardMode`` does that to the solver it is given, and cannot reach through a
+    wrapper, and its default (checkpointed) scan has no forward-mode derivative.
     """
 
     solver: dfx.AbstractSolver
-    model: eqx.Module
-    iterations: int = eqx.field(static=True)
+
+    def __post_init__(self):
+        if isinstance(self.solver, dfx.AbstractRungeKutta) and self.solver.scan_kind is None:
+            self.solver = eqx.tree_at(lambda s: s.scan_kind, self.solver, "lax", is_leaf=lambda x: x is None)
+
+    @property
+    def scan_kind(self):
+        return self.solver.scan_kind
 
     @property
     def term_structure(self):
@@ -284,12 +286,29 @@ class ProjectedSolver(dfx.AbstractAdaptiveSolver, dfx.AbstractWrappedSolver):
     def init(self, terms, t0, t1, y0, args):
         return self.solver.init(terms, t0, t1, y0, args)
 
+    def func(self, terms, t0, y0, args):
+        return self.solver.func(terms, t0, y0, args)
+
+
+class ProjectedSolver(WrappedSolver):
+    """Wrap a diffrax solver so every step ends on the constraint manifold.
+
+    The wrapped step's result y1 = (q, v) is projected; its error estimate (of
+    the unprojected step) drives the step-size controller, and rejected steps
+    are discarded by diffrax as usual. The solver state is re-initialised at
+    the projected point, so first-same-as-last solvers (Tsit5, Dopri5)
+    evaluate the vector field afresh there instead of reusing f(y1) of the
+    unprojected point. Dense output between steps is the wrapped solver's
+    interpolant, so values saved between steps can deviate from the manifold
+    by one step's drift, which does not accumulate.
+    """
+
+    model: eqx.Module
+    iterations: int = eqx.field(static=True)
+
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         y1, y_error, dense_info, _, result = self.solver.step(
             terms, t0, t1, y0, args, solver_state, made_jump
         )
         y1 = project(self.model, *y1, t1, self.iterations)
         return y1, y_error, dense_info, self.solver.init(terms, t1, t1, y1, args), result
-
-    def func(self, terms, t0, y0, args):
-        return self.solver.func(terms, t0, y0, args)
