@@ -2,6 +2,7 @@
 
     python benchmarks/rolling_hop.py [--passage-step C] [--friction-step C] [--cloth-damping-ratio ZETA]
                                      [--duration 0.3] [--lift 2e-5] [--rtols 1e-3 1e-6 1e-8]
+                                     [--project-tangents THETA]
 
 One ball on the full table (``billiard.table_model(p, balls=1)``) at
 (−0.6, 0) m, rolling along +x at v0 = 1 m/s (``rolling_spin``), started
@@ -19,6 +20,10 @@ s with respect to v0, against central differences of runs at rtol = 1e-10
 ``--passage-step C`` and ``--friction-step C`` set ``simulate``'s
 ``PASSAGE_STEP`` and ``FRICTION_STEP`` for this process (``inf``: that
 bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
+``--project-tangents THETA`` runs the derivatives with the design of
+``_tangent_projection.py`` (the slips' tangents that relax faster than
+THETA/h projected after each step of length h; a design tried, not the
+package's); the central differences are of the package's runs.
 """
 
 import argparse
@@ -29,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 import _bounds
+from _tangent_projection import ProjectedTangents
 from diffimpact.multibody import State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -47,24 +53,32 @@ def main():
     parser.add_argument("--duration", type=float, default=0.3, help="simulated time (s)")
     parser.add_argument("--lift", type=float, default=2e-5, help="start above the resting height (m)")
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-6, 1e-8])
+    parser.add_argument("--project-tangents", type=float, default=None, metavar="THETA",
+                        help="the derivatives with the slips' stiff tangents projected (_tangent_projection.py)")
     args = parser.parse_args()
     module = _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
     model = billiard.table_model(p, balls=1)
 
-    def run(v0, rtol, adjoint=None):
+    formulation = table.FORMULATION
+    if args.project_tangents is not None:
+        formulation = ProjectedTangents(formulation.alpha, formulation.beta, args.project_tangents)
+
+    def run(v0, rtol, adjoint=None, formulation=table.FORMULATION):
         velocity = jnp.stack([v0, 0.0])
         q, v = billiard.ball_state(p, jnp.array([CENTRE]), velocity[None], billiard.rolling_spin(p, velocity)[None])
         trajectory = simulate(model, State(q.at[2].add(args.lift), v), jnp.stack([0.0, args.duration]),
-                              table.FORMULATION, max_events=20, adjoint=adjoint, friction_steps=True,
+                              formulation, max_events=20, adjoint=adjoint, friction_steps=True,
                               **{**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol})
         return trajectory.q[-1, 0], trajectory.steps
 
     forward = jax.jit(run)
-    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, diffrax.ForwardMode()), (v0,), (1.0,)))
+    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, diffrax.ForwardMode(), formulation),
+                                                  (v0,), (1.0,)))
     print(f"one ball rolling at {SPEED} m/s from {CENTRE} m, started {args.lift:g} m high, "
           f"{args.duration:g} s, cloth damping ratio {args.cloth_damping_ratio:g}; friction_steps with "
-          f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}")
+          f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
+          + ("" if args.project_tangents is None else f"; tangents projected at h λ > {args.project_tangents:g}"))
     differences = [(float(forward(SPEED * (1 + h), 1e-10)[0]) - float(forward(SPEED * (1 - h), 1e-10)[0]))
                    / (2 * h * SPEED) for h in STEPS]
     print("  central differences at rtol 1e-10: " + ", ".join(
