@@ -251,16 +251,12 @@ class DirectCorrection(Formulation):
 class WrappedSolver(dfx.AbstractAdaptiveSolver, dfx.AbstractWrappedSolver):
     """A diffrax solver wrapped by a subclass's ``step``: everything else is the wrapped ``solver``'s.
 
-    A Runge–Kutta solver's stages are scanned by ``lax.scan`` (``scan_kind="lax"``) unless it sets its
-    own: diffrax's ``ForwardMode`` does that to the solver it is given, and cannot reach through a
-    wrapper, and its default (checkpointed) scan has no forward-mode derivative.
+    Its ``scan_kind`` too: diffrax's ``ForwardMode`` sets a Runge–Kutta solver's (its stages' loop, whose
+    default, checkpointed for reverse mode, has no forward-mode derivative), and diffrax's solver metaclass
+    makes a wrapper of one an instance of the wrapped class, so ``ForwardMode`` sets it through the wrapper.
     """
 
     solver: dfx.AbstractSolver
-
-    def __post_init__(self):
-        if isinstance(self.solver, dfx.AbstractRungeKutta) and self.solver.scan_kind is None:
-            self.solver = eqx.tree_at(lambda s: s.scan_kind, self.solver, "lax", is_leaf=lambda x: x is None)
 
     @property
     def scan_kind(self):
