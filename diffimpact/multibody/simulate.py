@@ -242,6 +242,7 @@ from diffimpact.multibody.contact import (
     impact_velocity,
     resolve_at_onset,
 )
+from diffimpact.multibody import _progress
 from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.model import Model, State
 
@@ -558,7 +559,8 @@ def simulate(
         onset). Not with ``dt``.
     max_steps : cap on solver steps.
     constraint_tolerance : largest accepted initial constraint residual.
-    progress : show diffrax's tqdm progress meter.
+    progress : show a tqdm progress bar of the simulated time, one for the whole run (``_progress``);
+        derivatives and ``jax.vmap`` pass through it.
     adjoint : how diffrax differentiates the solves: ``None`` (default) for
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
         ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
@@ -727,9 +729,16 @@ def _simulate(model, state0, save_times, formulation, solver, controller, dt0, m
         stepsize_controller=controller,
         max_steps=max_steps,
         adjoint=adjoint,
-        progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
+        progress_meter=_meter(progress, state0.t, save_times[-1], state0.t, save_times[-1]),
     )
+    if progress:
+        _progress.finish(solution.ys)
     return _trajectory(model, save_times, *solution.ys, solution.stats["num_accepted_steps"], jnp.asarray(1))
+
+
+def _meter(progress, start, end, t0, t1):
+    """The progress meter of a solve over [t0, t1] in a run over [start, end] (``_progress``), or none."""
+    return _progress.RunProgress(start, end, t0, t1) if progress else dfx.NoProgressMeter()
 
 
 def _check_save_times(save_times):
@@ -1439,11 +1448,12 @@ def _simulate_events(
             ahead = jax.lax.dynamic_slice_in_dim(padded_times, passed, window)
             closed_only, size, too_many = _closed_members(model, families, max_closed)
             segment_args = (model, status, residual, released, rest_speed, near_distance, hint, closed_only, size)
+            horizon = jnp.where(passed + window < n_saves, ahead[-1], t_end)
             solution = dfx.diffeqsolve(
                 terms,
                 formulation.wrap_solver(model, solver),
                 t0=t0,
-                t1=jnp.where(passed + window < n_saves, ahead[-1], t_end),
+                t1=horizon,
                 dt0=dt0,
                 y0=(eqx.error_if(q, too_many, f"more than max_closed = {max_closed and max_closed[-1]} contacts "
                                  "of one family closed at once; increase max_closed"), v),
@@ -1456,7 +1466,7 @@ def _simulate_events(
                 event=event,
                 max_steps=max_steps,
                 adjoint=adjoint,
-                progress_meter=dfx.TqdmProgressMeter() if progress else dfx.NoProgressMeter(),
+                progress_meter=_meter(progress, state0.t, t_end, t0, horizon),
             )
             t1 = solution.ts[1][0]
             q1, v1 = (y[0] for y in solution.ys[1])
@@ -1547,6 +1557,8 @@ def _simulate_events(
         v_events[segment_of],
     )
     saved = jax.tree.map(lambda x: x[:n_saves], saved)
+    if progress:
+        _progress.finish(saved)
     histories = None
     if contact_history:
         saved, by_family = saved

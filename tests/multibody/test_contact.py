@@ -1,5 +1,7 @@
 """Planar contact forces and contact events of ``simulate``."""
 
+import re
+
 import diffrax
 import jax
 import jax.numpy as jnp
@@ -256,6 +258,32 @@ def test_sliding_disc_decelerates_at_mu_g_then_rolls_at_two_thirds():
     assert v[2, 0] == pytest.approx(2 * v0 / 3, rel=3e-3)
     assert v[2, 0] + lever * v[2, 2] == pytest.approx(0.0, abs=1e-3)
     assert np.all(np.diff(np.asarray(run.energy)) <= 0)
+
+
+def test_progress_shows_one_bar_over_the_run_and_derivatives_pass_through_it(capfd):
+    """``progress=True`` on a bouncing ball (a run of several segments): one bar, over the whole run, and the same
+    value and forward-mode derivative as without it (diffrax's own meter opened a bar per segment, and its
+    bookkeeping has no derivative rule)."""
+    model = ball_on_ground(HertzLinearDamper(1e6, EXPONENT, 50.0), gravity=G)
+    times = jnp.linspace(0.0, 0.5, 11)
+
+    def height(drop, progress):
+        state = State(jnp.stack([0.0, RADIUS + drop, 0.0]), jnp.zeros(3))
+        run = simulate(model, state, times, LagrangeMultipliers(), max_events=40, progress=progress,
+                       adjoint=diffrax.ForwardMode())
+        return run.q[-1, 1], run.segments
+
+    (plain, segments), (plain_derivative, _) = jax.jvp(lambda d: height(d, False), (0.01,), (1.0,))
+    jax.effects_barrier()
+    capfd.readouterr()
+    (shown, _), (shown_derivative, _) = jax.jvp(lambda d: height(d, True), (0.01,), (1.0,))
+    jax.effects_barrier()
+    bar = capfd.readouterr().err
+    assert int(segments) > 3
+    assert (float(shown), float(shown_derivative)) == (float(plain), float(plain_derivative))
+    percentages = [float(x) for x in re.findall(r"([\d.]+)%\|", bar)]
+    assert percentages[-1] == 100.0 and max(percentages[:-2]) < 100.0  # the end only: refreshed, then closed
+    assert len(percentages) > 5 and bar.count("\n") == 1  # one bar, closed once
 
 
 def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_friction_steps():
