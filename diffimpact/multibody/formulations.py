@@ -236,7 +236,7 @@ class DirectCorrection(Formulation):
     position corrections, then one velocity correction). The projection lives
     in a solver wrapper, ``ProjectedSolver``, so the adaptive step control,
     dense output and derivatives of diffrax (reverse mode and ``ForwardMode``)
-    are kept. (An IMEX solver cannot be wrapped: ``simulate`` refuses it.)
+    are kept, with explicit, implicit and IMEX solvers.
     """
 
     iterations: int = eqx.field(static=True, default=3)
@@ -251,9 +251,10 @@ class DirectCorrection(Formulation):
 class WrappedSolver(dfx.AbstractAdaptiveSolver, dfx.AbstractWrappedSolver):
     """A diffrax solver wrapped by a subclass's ``step``: everything else is the wrapped ``solver``'s.
 
-    Its ``scan_kind`` too: diffrax's ``ForwardMode`` sets a Runge–Kutta solver's (its stages' loop, whose
-    default, checkpointed for reverse mode, has no forward-mode derivative), and diffrax's solver metaclass
-    makes a wrapper of one an instance of the wrapped class, so ``ForwardMode`` sets it through the wrapper.
+    Its ``scan_kind`` and ``root_finder`` too: diffrax's solver metaclass makes a wrapper of a Runge–Kutta
+    solver an instance of the wrapped class, so diffrax sets them through the wrapper: ``ForwardMode`` the
+    stages' loop (whose default, checkpointed for reverse mode, has no forward-mode derivative),
+    ``diffeqsolve`` an implicit solver's root finder's tolerances (those of the step-size controller).
     """
 
     solver: dfx.AbstractSolver
@@ -261,6 +262,10 @@ class WrappedSolver(dfx.AbstractAdaptiveSolver, dfx.AbstractWrappedSolver):
     @property
     def scan_kind(self):
         return self.solver.scan_kind
+
+    @property
+    def root_finder(self):
+        return self.solver.root_finder
 
     @property
     def term_structure(self):

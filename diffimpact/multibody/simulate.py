@@ -545,8 +545,7 @@ def simulate(
         An IMEX one (``IMEX_SOLVERS``: ``diffrax.KenCarp3()``, ``KenCarp4()``,
         ``KenCarp5()``, ``Sil3()``) integrates the contacts' friction
         implicitly and the rest explicitly (see the module docstring); only
-        for models with ``Contact``s with friction, and not with
-        ``DirectCorrection``, which wraps the solver.
+        for models with ``Contact``s with friction.
     rtol, atol : tolerances of the PID step-size controller.
     dt : ``None`` (default) for adaptive steps; a step size (s, > 0) for
         fixed steps of that size (``diffrax.ConstantStepSize``; rtol and atol
@@ -658,10 +657,6 @@ def simulate(
         if not _with_friction(_contact_indices(model), model):
             raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction "
                              "implicitly; this model has no Contact with friction: use an explicit or implicit solver")
-        if formulation.wrap_solver(model, solver) is not solver:
-            raise ValueError(f"an IMEX solver ({type(solver).__name__}) cannot be wrapped by "
-                             f"{type(formulation).__name__}'s solver: use another formulation (Baumgarte(), "
-                             "LagrangeMultipliers(), AugmentedLagrangian())")
     if not any(isinstance(force, Contact) for force in model.forces):
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint)
