@@ -6,13 +6,13 @@ of its step count) has no derivative rule, so ``progress=True`` under ``jax.grad
 with contacts failed. ``RunProgress`` is the meter of one segment [t0, t1] of a run over [start, end]: it
 shows the run's fraction done, (t − start)/(end − start), on one bar, every ``REFRESH_STEPS`` solver steps,
 through ``jax.debug.callback`` of values cut from any derivative; ``finish`` completes and closes the bar at
-the end of the run. One bar shows at a time (a new run takes it over); a vmapped run shows its slowest member.
+the end of the run. One bar shows at a time (a new run takes it over); under ``jax.vmap`` the callback comes
+once per member, and the bar follows the members in turn.
 """
 
 import diffrax as dfx
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 #: Solver steps between two updates of the bar (each a call back to Python).
 REFRESH_STEPS = 20
@@ -25,7 +25,7 @@ def _show(fraction):
         import tqdm
 
         _BAR.append(tqdm.tqdm(total=100, unit="%", bar_format="{percentage:.2f}%|{bar}| [{elapsed}<{remaining}]"))
-    _BAR[0].n = round(100 * float(np.min(fraction)), 2)
+    _BAR[0].n = round(100 * float(fraction), 2)
     _BAR[0].refresh()
 
 
