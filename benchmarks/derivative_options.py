@@ -15,8 +15,9 @@ run:
 
 The ball through each formulation, and through ``dt``, ``max_step``, ``progress``, ``friction_steps`` with
 ``contact_steps``, ``Dopri5`` and ``Kvaerno5`` under ``Baumgarte`` and ``DirectCorrection``; the pendulum
-through each formulation. A pair that fails prints its error. docs/RESULTS.md, "Derivatives and options,
-checked together".
+through each formulation. A pair that fails prints its error. docs/RESULTS.md, "The stiff slips' tangents
+projected after each step, tried; XLA's CPU flags; derivatives through every option", its paragraph
+"Derivatives and options, checked together".
 """
 
 import diffrax
