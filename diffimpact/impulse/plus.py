@@ -100,10 +100,12 @@ Poisson's hypothesis with friction does not bound the energy in general:
 prescribed expansion impulses of coupled points in impending slip can raise
 the normal velocities more than compression lowered them. Redundant points
 (W singular) can gain energy even without friction: three frictionless
-points at e = 1 on five freedoms gain 1.56 (a test keeps it). Tests check
-that energy never grows on random systems of three independent points with
-μ ≤ 0.5 (and single points with μ ≤ 1.5 in a scan), and keep a
-counterexample at μ = 0.7.
+points at e = 1 on five freedoms gain 1.56, and so can independent points
+close to redundant ones (the gain depends continuously on W): three
+frictionless points at e = 1, W of full rank with condition number 1.5e4,
+gain 0.065. Tests keep both, and a counterexample with friction at μ = 0.7;
+the random property test checks impulses repulsive, in the cone and
+separating, not the energy.
 
 Differentiability
 -----------------

@@ -49,15 +49,13 @@ def random_system(seed, contacts=3):
 
 @settings(max_examples=500, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), e=st.floats(0.0, 1.0), mu=st.floats(0.0, 0.5))
-def test_energy_never_increases_impulses_are_repulsive_and_in_the_cone(seed, e, mu):
-    # μ ≤ 0.5: with larger μ Poisson's hypothesis can create energy on strongly coupled systems (the test after next)
+def test_impulses_are_repulsive_in_the_cone_and_separating(seed, e, mu):
+    # (the energy is not bounded on coupled points, redundant or independent, with or without friction: the three
+    # tests after this one)
     W, u = random_system(seed)
     result = run(W, u, e, mu, theta=0.05)
     impulse = np.asarray(result.impulse)
     assert np.all(np.isfinite(impulse))
-    scale = np.abs(u).max() * (np.abs(impulse).max() + 1e-300)
-    if _full_rank(W):  # redundant contacts can gain energy, even frictionless (next test)
-        assert kinetic_energy_change(W, u, impulse) <= 1e-9 * scale
     by_contact = impulse.reshape(-1, 3)
     size = np.abs(impulse).max() + 1e-300
     assert np.all(by_contact[:, 0] >= -1e-9 * size)
@@ -79,6 +77,17 @@ def test_redundant_contacts_can_gain_energy_even_without_friction():
     W, u = random_system(501743)
     assert not _full_rank(W)
     assert kinetic_energy_change(W, u, np.asarray(run(W, u, 1.0, 0.0, theta=0.05).impulse)) > 1.0
+    assert kinetic_energy_change(W, u, np.asarray(run(W, u, 0.5, 0.0, theta=0.05).impulse)) < 0.0
+
+
+def test_independent_but_strongly_coupled_contacts_can_gain_energy_without_friction():
+    # Found by the random test above in a fresh clone's CI (2026-11-29), when it still claimed that independent
+    # points never gain energy: three frictionless points at e = 1 on 9 freedoms, W of full rank but condition
+    # number 1.5e4, close to the redundant systems of the test above. The gain depends continuously on W, so
+    # systems near a redundant one that gains energy gain it too; at e = 0.5 this one loses energy.
+    W, u = random_system(3358354)
+    assert _full_rank(W) and np.linalg.cond(W) > 1e4
+    assert kinetic_energy_change(W, u, np.asarray(run(W, u, 1.0, 0.0, theta=0.05).impulse)) > 0.05
     assert kinetic_energy_change(W, u, np.asarray(run(W, u, 0.5, 0.0, theta=0.05).impulse)) < 0.0
 
 
