@@ -97,12 +97,10 @@ def profile(run, *args):
     data = ProfileData.from_file(glob.glob(f"{directory}/plugins/profile/*/*.xplane.pb")[0])
     by_frame, by_kind = collections.Counter(), collections.Counter()
     for plane in data.planes:
-        for line in plane.lines:
-            if line.name.startswith("tf_XLA"):  # XLA's threads (its Eigen pool and the PjRt client's)
-                names = [event.name for event in line.events if not event.name.startswith(
-                    ("end: ", "ThunkExecutor::", "ThreadpoolListener::"))]
-                by_frame.update(where.get(name, "(no frame)") for name in names)
-                by_kind.update(kind.get(name, "?") for name in names)
+        for line in plane.lines:  # every thread: a program may run on XLA's Eigen pool or on the caller's thread
+            names = [event.name for event in line.events if event.name in kind]
+            by_frame.update(where.get(name, "(no frame)") for name in names)
+            by_kind.update(kind[name] for name in names)
     return by_frame, by_kind
 
 
