@@ -28,10 +28,16 @@ import numpy as np
 
 
 def _scale(largest, count):
-    """The powers of two 2^(b − e) that take terms of ``count``-term groups with these largest |terms| to integers."""
+    """The powers of two 2^(b − e) that take terms of ``count``-term groups with these largest |terms| to integers.
+
+    Built from its bits (float64: exponent field p + 1023), where ``jnp.ldexp`` computes 2^p by the C library's
+    exp2, element by element: a fifth of the 16-ball break's step (docs/RESULTS.md, "What a step computes").
+    """
     _, exponent = jnp.frexp(largest)  # largest < 2^e
-    bits = 62 - int(np.ceil(np.log2(count + 1)))
-    return jnp.ldexp(jnp.ones_like(largest), bits - exponent)
+    power = 62 - int(np.ceil(np.log2(count + 1))) - exponent.astype(jnp.int64)
+    # p ≥ −961 (largest < 2^1024); above 1023 (largest < 2^−961) 2^p overflows, as ldexp's does
+    field = jax.lax.shift_left(jnp.minimum(power, 1023) + 1023, jnp.int64(52))
+    return jnp.where(power > 1023, jnp.inf, jax.lax.bitcast_convert_type(field, jnp.float64))
 
 
 def _units(terms, scale):

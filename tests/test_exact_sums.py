@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact._exact_sums import body_totals, exact_sum
+from diffimpact._exact_sums import _scale, body_totals, exact_sum
 
 RNG = np.random.default_rng(7)
 # forces of a ball's contacts: a few large, some small, many zero, over 12 orders of magnitude
@@ -56,3 +56,13 @@ def test_exact_sum_is_order_free_and_odd():
     np.testing.assert_array_equal(np.asarray(exact_sum(-rows)), -reference)
     for total, terms in zip(reference, rows):
         assert abs(total - math.fsum(terms)) <= bound(terms)
+
+
+def test_scale_is_ldexps_power_of_two_to_the_bit():
+    # _scale builds 2^(b − e) from its bits; jnp.ldexp computes it by the C library's exp2: the same numbers,
+    # over zero, subnormal, tiny (where 2^p overflows), ordinary, huge and non-finite largest terms
+    largest = jnp.array([0.0, 5e-324, 1e-300, 1e-290, 1e-5, 0.75, 1.0, 3.0, 1e10, 1e300, 1.7e308, np.inf, np.nan])
+    for count in (1, 7, 464, 10**6):
+        bits = 62 - int(np.ceil(np.log2(count + 1)))
+        expected = jnp.ldexp(jnp.ones_like(largest), bits - jnp.frexp(largest)[1])
+        np.testing.assert_array_equal(np.asarray(_scale(largest, count)), np.asarray(expected))
