@@ -27,17 +27,28 @@ that nothing is truncated), each kernel counted and named by its HLO instruction
    regularised by tanh between the balls and on the cloth, no pockets, cushion polygons, Ambrósio band or exact
    sums. Not a model of the package: only how few kernels one evaluation of such contacts can be.
 
+6. **where the processor's time goes** (``--perf SECONDS``): Linux ``perf`` samples the process while it runs
+   part 1's break over and over, and the samples are shared out by library (the compiled kernels are XLA's
+   JIT code; ``libm`` the C library's functions they call; ``libjax_common`` XLA's runtime, whose thunk
+   executor dispatches the kernels and whose idle pool threads spin) and by function outside the JIT code.
+   Kernel counts are not the whole cost: a kernel's own arithmetic, and the library functions it calls, count
+   as well. Needs ``perf`` and ``kernel.perf_event_paranoid`` ≤ 2.
+
 Run time: best of ``--repeats`` runs after compiling, outside the profiler (part 4: of 3).
 
     python benchmarks/step_profile.py [--duration 0.2] [--repeats 5] [--solver-duration 4] [--solvers Bosh3 Heun]
+                                      [--perf 5]
 """
 
 import argparse
 import collections
 import functools
 import glob
+import os
 import re
+import subprocess
 import tempfile
+import threading
 
 import diffrax as dfx
 import jax
@@ -104,6 +115,33 @@ def profile(run, *args):
     return by_frame, by_kind
 
 
+def sampled(run, seconds):
+    """Shares of ``perf``'s samples of this process while ``run()`` repeats for ``seconds``: two Counters of
+    fractions, by library and by (library, function) outside the JIT code."""
+    path = os.path.join(tempfile.mkdtemp(), "perf.data")
+    record = subprocess.Popen(["perf", "record", "-q", "-F", "4999", "-p", str(os.getpid()), "-o", path, "--",
+                               "sleep", str(seconds)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    done = threading.Event()
+    threading.Thread(target=lambda: (record.wait(), done.set()), daemon=True).start()
+    while not done.is_set():
+        run()
+    if record.returncode != 0:
+        raise RuntimeError(f"perf record failed: {record.stderr.read().decode().strip()}")
+    script = subprocess.run(["perf", "script", "-i", path, "-F", "ip,sym,dso"], capture_output=True, text=True,
+                            check=True).stdout
+    by_library, by_function = collections.Counter(), collections.Counter()
+    for line in script.splitlines():
+        match = re.match(r"\s*[0-9a-f]+\s+(.*)\((.*)\)\s*$", line)
+        if match:
+            function, library = match.group(1).strip(), os.path.basename(match.group(2))
+            library = "XLA's JIT code" if re.match(r"perf-\d+\.map$|\[JIT\]", library) else library
+            by_library[library] += 1
+            if library != "XLA's JIT code":
+                by_function[library, function.split("(")[0][:70]] += 1
+    total = sum(by_library.values())
+    return ({k: n / total for k, n in by_library.items()}, {k: n / total for k, n in by_function.items()}, total)
+
+
 def hand_written_contacts(p):
     """Part 5's forces on 16 spheres, (3, 16) from positions, velocities and spins (3, 16) each (module docstring)."""
     count, radius, stiffness, damping, exponent, friction = 16, p.radius, 1e9, 1e3, 1.5, 0.1
@@ -149,15 +187,17 @@ def main():
     parser.add_argument("--floor-step", type=float, default=1.7e-4, help="largest step of the floor's run (s)")
     parser.add_argument("--solver-duration", type=float, default=4.0, help="simulated time of part 4 (s)")
     parser.add_argument("--solvers", nargs="*", default=["Bosh3", "Heun"], help="diffrax solvers beside Tsit5")
+    parser.add_argument("--perf", type=float, default=0.0, metavar="SECONDS",
+                        help="part 6: sample part 1's break with Linux perf for this long (0: skip)")
     args = parser.parse_args()
     p = billiard.Parameters()
     model, state = billiard.table_model(p), billiard.break_state(p)
     times = jnp.linspace(0.0, args.duration, 3)
 
-    steps = jax.jit(lambda m, s: table.integrate(m, s, times, 400).steps)
-    count = int(steps(model, state))
-    by_frame, by_kind = profile(steps, model, state)
-    _, seconds = timed(steps, model, state, repeats=args.repeats)
+    break_steps = jax.jit(lambda m, s, times=times: table.integrate(m, s, times, 400).steps)  # times bound now
+    count = int(break_steps(model, state))
+    by_frame, by_kind = profile(break_steps, model, state)
+    _, seconds = timed(break_steps, model, state, repeats=args.repeats)
     total = sum(by_kind.values())
     print(f"1. the 16-ball break, {args.duration:g} s: {count} steps, {total / count:.0f} kernels a step, "
           f"{1e6 * seconds / count:.0f} µs a step (best of {args.repeats}: {seconds:.3f} s)")
@@ -212,6 +252,17 @@ def main():
     _, by_kind = profile(hand_written_contacts(p), *rows)
     print(f"\n5. the table's sphere contacts written out by hand (simplified, struct of arrays): "
           f"{sum(by_kind.values())} kernels an evaluation")
+
+    if args.perf > 0:
+        by_library, by_function, total = sampled(lambda: break_steps(model, state).block_until_ready(), args.perf)
+        print(f"\n6. where the processor's time goes: perf, {total} samples of the 16-ball break "
+              f"({args.duration:g} s) run for {args.perf:g} s, every thread:")
+        for library, share in sorted(by_library.items(), key=lambda x: -x[1]):
+            if share >= 0.001:
+                print(f"  {100 * share:5.1f} %  {library}")
+        print("  outside the JIT code, by function:")
+        for (library, function), share in sorted(by_function.items(), key=lambda x: -x[1])[:15]:
+            print(f"  {100 * share:5.1f} %  {library}: {function}")
 
 
 if __name__ == "__main__":
