@@ -1,6 +1,7 @@
 """Benchmark: where the break's μ derivative was lost — the cue ball's slip passing through the cloth's band.
 
-    python benchmarks/slip_passage.py [--variants paper no-friction coulomb-0.1 coulomb-1e-3]
+    python benchmarks/slip_passage.py [--variants paper no-friction coulomb-0.1 coulomb-1e-3 ambrosio-cloth
+                                       alciatore-balls]
                                       [--contact-steps] [--passage-step C] [--friction-step C] [--time 0.1146]
                                       [--rtols 1e-6 1e-8 1e-10 1e-12]
 
@@ -12,7 +13,13 @@ runs at rtol = 1e-12 (relative steps 1e-4 and 1e-5; the second is the reference)
 
 * ``paper``: the table's (the cloth's Ambrósio band, v0 = 1e-4 and v1 = 1e-3 m/s; Alciatore's ball–ball friction);
 * ``no-friction``: neither friction;
-* ``coulomb-V``: the cloth's friction the smooth ``Coulomb(μ, V)``, no ball–ball friction.
+* ``coulomb-V``: the cloth's friction the smooth ``Coulomb(μ, V)``, no ball–ball friction;
+* ``ambrosio-cloth``: the cloth's Ambrósio band as in ``paper``, no ball–ball friction;
+* ``alciatore-balls``: Alciatore's ball–ball friction as in ``paper``, no cloth friction;
+* ``rounded-W``: as ``ambrosio-cloth``, with the corners of Ambrósio's c_d(|v|) at v0 and v1 rounded over ±W
+  (m/s) into parabolas, so that the law is C¹ (``RoundedAmbrosio`` below, a check of this benchmark's, not a
+  law of the package);
+* ``v0-V``: as ``ambrosio-cloth``, with Ambrósio's lower tolerance speed v0 (the end of its dead zone) = V m/s.
 
 ``--contact-steps``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset). ``--passage-step C``:
 ``simulate.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
@@ -28,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import _bounds
-from diffimpact.contact import Coulomb
+from diffimpact.contact import Ambrosio, Coulomb
 from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -36,20 +43,48 @@ from diffimpact.scenes import billiard
 BALLS = 2
 
 
+class RoundedAmbrosio(Ambrosio):
+    """Ambrósio's law with its two corners rounded over ±``width`` (m/s): c_d = [s(|v| − v0) − s(|v| − v1)]/(v1 − v0),
+    s(x) = max(x, 0) with a parabola (x + w)²/4w for |x| < w. C¹; the paper's law beyond w of the corners."""
+
+    width: jnp.ndarray
+
+    def __init__(self, law, width):
+        super().__init__(law.coefficient, law.lower_tolerance_speed, law.upper_tolerance_speed)
+        self.width = width
+
+    def magnitude(self, normal_force, slip_speed):
+        def rounded(x):
+            return jnp.where(x <= -self.width, 0.0,
+                             jnp.where(x >= self.width, x, (x + self.width) ** 2 / (4 * self.width)))
+
+        ramp = (rounded(slip_speed - self.lower_tolerance_speed) - rounded(slip_speed - self.upper_tolerance_speed))
+        return self.coefficient * normal_force * ramp / (self.upper_tolerance_speed - self.lower_tolerance_speed)
+
+
 def model_and_state(variant, speed):
     p = billiard.Parameters()
     model, state = billiard.table_model(p, balls=BALLS), billiard.break_state(p, balls=BALLS, speed=speed)
     cloth, pairs = billiard.TABLE_FORCES.index("cloth"), billiard.TABLE_FORCES.index("ball–ball")
-    if variant == "paper":
-        return model, state
-    if variant == "no-friction" or variant.startswith("coulomb-"):
+    if variant not in ("paper", "no-friction", "ambrosio-cloth", "alciatore-balls") and not variant.startswith(
+            ("coulomb-", "rounded-", "v0-")):
+        raise SystemExit(f"unknown variant {variant!r}")
+    if variant not in ("paper", "alciatore-balls"):  # no ball–ball friction
         none = jax.tree.map(lambda x: jnp.broadcast_to(x, (model.forces[pairs].count,)), Coulomb(0.0, 0.1))
         model = eqx.tree_at(lambda m: m.forces[pairs].friction, model, none)
-        band = 0.1 if variant == "no-friction" else float(variant.split("-", 1)[1])
-        mu = 0.0 if variant == "no-friction" else p.cloth_friction
-        law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(mu, band))
+    if variant.startswith("v0-"):
+        law = model.forces[cloth].friction
+        law = Ambrosio(law.coefficient, jnp.full(BALLS, float(variant.split("-", 1)[1])), law.upper_tolerance_speed)
         return eqx.tree_at(lambda m: m.forces[cloth].friction, model, law), state
-    raise SystemExit(f"unknown variant {variant!r}")
+    if variant.startswith("rounded-"):
+        rounded = RoundedAmbrosio(model.forces[cloth].friction, jnp.full(BALLS, float(variant.split("-", 1)[1])))
+        return eqx.tree_at(lambda m: m.forces[cloth].friction, model, rounded), state
+    if variant not in ("paper", "ambrosio-cloth"):  # the cloth's band replaced: frictionless or smooth Coulomb
+        band = float(variant.split("-", 1)[1]) if variant.startswith("coulomb-") else 0.1
+        mu = p.cloth_friction if variant.startswith("coulomb-") else 0.0
+        law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(mu, band))
+        model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
+    return model, state
 
 
 def main():
