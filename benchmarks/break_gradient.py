@@ -4,7 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
-                                        [--solver {tsit5,kvaerno5,kencarp5}]
+                                        [--solver {tsit5,bosh3,kvaerno5,kencarp5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -64,7 +64,9 @@ of times from this one process. Measured:
    ``Kvaerno5`` instead of ``Tsit5`` (its forward-mode derivatives are those
    of the implicit stages' solutions, stable on the stiff friction at any
    step), ``--solver kencarp5`` with the IMEX ``KenCarp5`` (the friction
-   implicit, the rest explicit: ``simulate``'s ``IMEX_SOLVERS``);
+   implicit, the rest explicit: ``simulate``'s ``IMEX_SOLVERS``), ``--solver
+   bosh3`` with diffrax's third-order explicit ``Bosh3`` (three evaluations a
+   step; ``friction_steps``' stability bound scaled to its interval);
    ``--check-rtol`` with no value leaves the tight rtols out.
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
@@ -102,7 +104,7 @@ STEPS = (1e-3, 1e-4)
 
 
 #: The solvers of ``--solver``.
-SOLVERS = {"tsit5": diffrax.Tsit5, "kvaerno5": diffrax.Kvaerno5, "kencarp5": diffrax.KenCarp5}
+SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "kvaerno5": diffrax.Kvaerno5, "kencarp5": diffrax.KenCarp5}
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
@@ -188,7 +190,9 @@ def main():
           f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}"
           + (", contact_steps" if args.contact_steps else "")
           + f"; solver {args.solver}"
-          + f"; friction_steps' FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
+          + f"; friction_steps' FRICTION_STEP = {module.FRICTION_STEP:g} (h λ_F ≤ "
+          + f"{module._friction_step(SOLVERS[args.solver]()) or float('inf'):.4g} with this solver), "
+          + f"PASSAGE_STEP = {module.PASSAGE_STEP:g}"
           + (f"; the cloth damped at ζ = {args.cloth_damping_ratio:g}" if args.cloth_damping_ratio else ""))
 
     last = {}

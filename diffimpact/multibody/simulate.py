@@ -163,7 +163,11 @@ unit restitution after one collision of two balls at rtol = 1e-3, against
 ``friction_steps=True`` every step is also bounded by h λ_F ≤
 ``FRICTION_STEP``, λ_F the largest of the bodies' sums of
 ``Contact.slip_rates`` at the step's start, so that the solver is stable on
-the friction and its derivatives are those of the motion.
+the friction and its derivatives are those of the motion. ``FRICTION_STEP``
+is Tsit5's; another Runge–Kutta solver's bound is scaled by its stability
+interval on the negative real axis (from its Butcher tableau) over Tsit5's:
+Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
+(``Kvaerno5``) gets none.
 
 A slip can also pass through the band, from one direction of sliding to the
 other, inside one step: a ball's slip on the cloth reverses within tens of
@@ -248,8 +252,9 @@ from diffimpact.multibody.model import Model, State
 
 #: Largest constraint residual accepted in an initial state (m or rad, m/s or rad/s).
 CONSTRAINT_TOLERANCE = 1e-8
-#: h λ_F of ``friction_steps``: inside the stability interval of the explicit solvers on the negative real axis
-#: (Tsit5's ends at −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F.
+#: h λ_F of ``friction_steps`` with Tsit5: inside its stability interval on the negative real axis (it ends at
+#: −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F. Another Runge–Kutta solver's bound
+#: is this times its interval over Tsit5's (``_friction_step``).
 FRICTION_STEP = 1.5
 #: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
 IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
@@ -585,9 +590,13 @@ def simulate(
         derivatives (``jax.jvp``, ``jax.grad``) through phases where a slip
         sits in a friction law's regularisation band, which are wrong without
         it, and by the passage of a loaded slip through that band. It costs
-        steps where the friction is stiff and where a slip reverses. With an
-        IMEX solver (friction implicit) only the passages' bound. Adaptive
-        steps only; only for models with ``Contact``s.
+        steps where the friction is stiff and where a slip reverses. The
+        stability bound is scaled to the solver's stability interval; with
+        an A-stable implicit solver or an IMEX one (friction implicit) only
+        the passages' bound. A lower-order explicit solver (``Bosh3``) can
+        cost less than Tsit5 here, where the bounds, not the error control,
+        set the steps (docs/RESULTS.md, "Friction steps for any solver").
+        Adaptive steps only; only for models with ``Contact``s.
     contact_steps : also bound every step by the depth and rate of the
         closed contacts (see the module docstring): for derivatives through
         the onsets and separations of power laws k δⁿ, n > 1 (Hertz), which
@@ -1031,6 +1040,46 @@ def _velocity_shift(shift, forward_mode, *, formulation, model, q, v, t):
     return _lazy_velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
 
 
+def _stability_interval(solver):
+    """How far the stability interval of ``solver`` reaches along the negative real axis: the least x > 0 with
+    |R(−x)| > 1, R(z) = 1 + z bᵀ (I − z A)⁻¹ 1 the stability function of its Butcher tableau (A, b); ``inf`` where
+    |R| ≤ 1 on the whole axis (A-stable methods); ``None`` for a solver without a Butcher tableau.
+
+    Found on a grid (steps of 2e-4 up to 20, then geometric up to 1e6): the last point before the first where
+    |R| > 1. Euler's (R = 1 + z, no tableau in diffrax) is 2.
+    """
+    if isinstance(solver, dfx.Euler):
+        return 2.0
+    tableau = getattr(solver, "tableau", None)
+    if not isinstance(tableau, dfx.ButcherTableau):
+        return None
+    stages = len(tableau.b_sol)
+    diagonal = np.zeros(stages) if tableau.a_diagonal is None else np.asarray(tableau.a_diagonal)
+    x = np.concatenate([np.arange(1, 100_001) * 2e-4, np.geomspace(20.0, 1e6, 2000)[1:]])
+    # (I − zA) g = 1 at z = −x, A lower triangular (explicit or diagonally implicit): forward substitution
+    g = []
+    for row in range(stages):
+        below = sum(coefficient * g[j] for j, coefficient in enumerate(tableau.a_lower[row - 1])) if row else 0.0
+        g.append((1.0 - x * below) / (1.0 + x * diagonal[row]))
+    unstable = np.abs(1.0 - x * sum(b * g_i for b, g_i in zip(np.asarray(tableau.b_sol), g))) > 1.0 + 1e-12
+    if not unstable.any():
+        return np.inf
+    first = np.argmax(unstable)
+    return float(x[first - 1]) if first else 0.0
+
+
+def _friction_step(solver):
+    """h λ_F of ``friction_steps`` for ``solver``: ``FRICTION_STEP`` scaled by its stability interval over Tsit5's
+    (``FRICTION_STEP`` itself for a solver without a Butcher tableau); ``None`` (no stability bound) where the
+    interval is the whole axis (an A-stable implicit solver) or the friction is implicit (``IMEX_SOLVERS``)."""
+    if isinstance(solver, IMEX_SOLVERS):
+        return None
+    interval = _stability_interval(solver)
+    if interval is None:
+        return FRICTION_STEP
+    return None if np.isinf(interval) else FRICTION_STEP * (interval / _stability_interval(dfx.Tsit5()))
+
+
 def _step_bound(families, t, y, args, near, friction, contact, floor):
     """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``)
     and the closed contacts' depths (``contact``).
@@ -1039,8 +1088,8 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
     max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
     (at most the gap), not the gap's rate: a zone recovering after a
     zero-force separation moves the gap fast while the bodies do not move.
-    With ``friction_steps``: ``FRICTION_STEP`` over the largest of the bodies'
-    summed ``Contact.slip_rates``. With ``contact_steps``: min over the
+    With ``friction``, the solver's h λ_F (``_friction_step``): that over the
+    largest of the bodies' summed ``Contact.slip_rates``. With ``contact_steps``: min over the
     closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|.
     """
     model, status, _, _, _, near_distance, *_ = args
@@ -1061,10 +1110,10 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
         if contact:
             moving = closed & (rate != 0)
             bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
-    if friction:
+    if friction is not None:
         mobilities = body_mobilities(model.bodies)
         rates = sum(model.forces[k].slip_rates(mobilities, q, v) for k in families)
-        bounds.append(FRICTION_STEP / jnp.max(rates))
+        bounds.append(friction / jnp.max(rates))
     return jnp.min(jnp.stack(bounds))
 
 
@@ -1134,8 +1183,10 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     where a loaded slip moved too far in it (``_slip_passage``), and retried
     in proportion; the ratio of an accepted step bounds the next one. The
     slips of the accepted state are kept in the controller's state, where
-    the next step starts. With the friction integrated implicitly (an IMEX
-    solver, ``implicit``) ``friction_steps`` keeps only the passages' bound.
+    the next step starts. ``friction_step``: the solver's h λ_F
+    (``_friction_step``); ``None`` where the solver is stable on the friction
+    (A-stable, or the friction implicit: an IMEX solver), and
+    ``friction_steps`` keeps only the passages' bound.
     """
 
     controller: dfx.PIDController
@@ -1143,12 +1194,12 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     near: bool = eqx.field(static=True)
     friction: bool = eqx.field(static=True)
     contact: bool = eqx.field(static=True)
-    implicit: bool = eqx.field(static=True)
+    friction_step: float = eqx.field(static=True)
 
     @property
     def stability(self):
         """Whether ``friction_steps`` bounds the steps by the friction's stability (not where it is implicit)."""
-        return self.friction and not self.implicit
+        return self.friction and self.friction_step is not None
 
     @property
     def bounded(self):
@@ -1170,11 +1221,12 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near, self.stability, self.contact, self.controller.atol))
+            _step_bound(self.families, t, y, args, self.near, self.friction_step if self.stability else None,
+                        self.contact, self.controller.atol))
 
     def wrap(self, direction):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.contact, self.implicit)
+                                  self.contact, self.friction_step)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         hint = jax.lax.stop_gradient(args[6])
@@ -1403,7 +1455,7 @@ def _simulate_events(
     imex = isinstance(solver, IMEX_SOLVERS)
     if isinstance(controller, dfx.PIDController):
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
-                                        contact_steps, imex)
+                                        contact_steps, _friction_step(solver) if friction_steps else None)
     adaptive = isinstance(controller, _SegmentController)
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
