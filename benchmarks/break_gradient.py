@@ -4,7 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
-                                        [--solver {tsit5,bosh3,kvaerno5,kencarp5}]
+                                        [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
@@ -66,7 +66,8 @@ of times from this one process. Measured:
    step), ``--solver kencarp5`` with the IMEX ``KenCarp5`` (the friction
    implicit, the rest explicit: ``simulate``'s ``IMEX_SOLVERS``), ``--solver
    bosh3`` with diffrax's third-order explicit ``Bosh3`` (three evaluations a
-   step; ``friction_steps``' stability bound scaled to its interval);
+   step; ``friction_steps``' stability bound scaled to its interval), ``--solver
+   heun`` with the second-order ``Heun`` (two);
    ``--check-rtol`` with no value leaves the tight rtols out.
 4. **batch**: ``jax.vmap`` over the cue speed, 10.729 (1 + 1e-3 k) m/s,
    k = 0 … ``--batch`` − 1, ``--batch-duration`` s each (default 1 s; the state built
@@ -104,7 +105,7 @@ STEPS = (1e-3, 1e-4)
 
 
 #: The solvers of ``--solver``.
-SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "kvaerno5": diffrax.Kvaerno5, "kencarp5": diffrax.KenCarp5}
+SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "heun": diffrax.Heun, "kvaerno5": diffrax.Kvaerno5, "kencarp5": diffrax.KenCarp5}
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
