@@ -6,8 +6,10 @@ of its step count) has no derivative rule, so ``progress=True`` under ``jax.grad
 with contacts failed. ``RunProgress`` is the meter of one segment [t0, t1] of a run over [start, end]: it
 shows the run's fraction done, (t − start)/(end − start), on one bar, every ``REFRESH_STEPS`` solver steps,
 through ``jax.debug.callback`` of values cut from any derivative; ``finish`` completes and closes the bar at
-the end of the run. One bar shows at a time (a new run takes it over); under ``jax.vmap`` the callback comes
-once per member, and the bar follows the members in turn.
+the end of the run. The bar shows the furthest point of the run reached, never going back (a step that
+overshoots an event is followed by the segment that starts at the event; reverse mode replays the segments
+backwards). One bar shows at a time (a new run takes it over); under ``jax.vmap`` the callback comes once per
+member, and the bar shows the furthest member.
 """
 
 import diffrax as dfx
@@ -25,7 +27,9 @@ def _show(fraction):
         import tqdm
 
         _BAR.append(tqdm.tqdm(total=100, unit="%", bar_format="{percentage:.2f}%|{bar}| [{elapsed}<{remaining}]"))
-    _BAR[0].n = round(100 * float(fraction), 2)
+    # the furthest point reached: a step that overshoots an event is followed by a segment that starts at the
+    # event, and reverse mode replays the segments backwards
+    _BAR[0].n = max(_BAR[0].n, round(100 * float(fraction), 2))
     _BAR[0].refresh()
 
 

@@ -563,8 +563,8 @@ def simulate(
         onset). Not with ``dt``.
     max_steps : cap on solver steps.
     constraint_tolerance : largest accepted initial constraint residual.
-    progress : show a tqdm progress bar of the simulated time, one for the whole run (``_progress``);
-        derivatives and ``jax.vmap`` pass through it.
+    progress : show a tqdm progress bar of the simulated time, one for the whole run, never going back
+        (``_progress``); derivatives and ``jax.vmap`` pass through it.
     adjoint : how diffrax differentiates the solves: ``None`` (default) for
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
         ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode

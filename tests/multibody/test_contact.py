@@ -285,6 +285,9 @@ def test_progress_shows_one_bar_over_the_run_and_derivatives_pass_through_it(cap
     percentages = [float(x) for x in re.findall(r"([\d.]+)%\|", bar)]
     assert percentages[-1] == 100.0 and max(percentages[:-2]) < 100.0  # the end only: refreshed, then closed
     assert len(percentages) > 5 and bar.count("\n") == 1  # one bar, closed once
+    # never backwards: a step that overshoots an event, and the segment that starts again at the event, do not
+    # take the bar back
+    assert all(later >= earlier for earlier, later in zip(percentages, percentages[1:]))
 
 
 def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_friction_steps():
