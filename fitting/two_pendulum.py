@@ -62,8 +62,9 @@ from fitting.parameters import Positive, UnitInterval
 NAME = "two-pendulum"
 METHOD = "improved"
 TOLERANCE = 1e-9
-#: Contact events the simulation may meet (onsets + separations): 8 s hold three impacts.
-MAX_EVENTS = 8
+#: Events the simulation may meet: 8 s hold three impacts (an onset and a separation each) and the turning points
+#: of the gap between them, which also end segments (10 at the truth); more room for the fits' trial parameters.
+MAX_EVENTS = 16
 HORIZON = {False: tp.DURATION, True: 1.6}  # s
 #: Longer records are first fitted up to here (the first impact at 1.142 s), see ``fit_rates``.
 FIRST_WINDOW = 1.6  # s

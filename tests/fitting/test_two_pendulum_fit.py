@@ -47,6 +47,15 @@ def test_users_file_gives_the_same_fit(quick_run, tmp_path):
         assert mine[name]["value"] == pytest.approx(entry["value"], rel=1e-6)
 
 
+@pytest.mark.slow  # needs the quick run's compilation (the truth's events are simulated with the same shapes)
+def test_the_full_record_holds_three_impacts(quick_run):
+    # The CLI's default 8-s record: three impacts, whose onsets, separations and the gap's turning points between
+    # them must fit in MAX_EVENTS (8 did not: the full fit failed with "more than max_events").
+    onsets = tp_fit.true_onsets(quick=False)
+    assert len(onsets) == 3
+    assert onsets[0] == pytest.approx(1.1424, abs=1e-4)  # FIRST_WINDOW's first impact
+
+
 def test_bad_rows_are_rejected_with_file_row_and_reason(tmp_path, capsys):
     csv = tmp_path / "bad.csv"
     csv.write_text("t_s,theta1_dot_rad_per_s,theta2_dot_rad_per_s,sigma_rad_per_s\n"
