@@ -28,11 +28,13 @@ Otherwise (the default, as ``scipy.optimize.curve_fit``) s² = Σ w z² / (N −
 the reduced χ², so the uncertainties scale with the observed scatter. The
 covariance of the physical values x(θ) follows by the delta method,
 C_x = D C_θ Dᵀ with D = ∂x/∂θ (diagonal: transforms act elementwise); standard
-errors are sqrt(diag C_x) and the correlation matrix C_x / (se seᵀ).
+errors are sqrt(diag C_x) and the correlation matrix C_x / (se seᵀ) (±1, its
+limit, between two parameters of one unseen direction).
 A parameter whose bounded transform has run to an end of its range
 (``FitResult.at_bound``: the data pull it out) is held there: its entries are
 NaN and the others' are conditional on it. A direction J cannot see (a
-singular value at round-off) has infinite variance.
+singular value at round-off, or at most ``rank_rtol`` of the largest) has
+infinite variance.
 """
 
 import dataclasses
@@ -357,6 +359,7 @@ def fit(
     start_spread=0.5,
     seed=0,
     jacobian="fwd",
+    rank_rtol=None,
     progress=True,
 ):
     """Fit the parameters named in ``spec`` so that ``residual_fn`` is small.
@@ -383,6 +386,12 @@ def fit(
         pytrees to start from. The lowest final loss wins.
     jacobian : "fwd" (``jax.jacfwd``; diffrax solves need ``adjoint=diffrax.ForwardMode()``)
         or "rev" (``jax.jacrev``).
+    rank_rtol : singular values of the weighted Jacobian at or below ``rank_rtol`` times the largest are
+        directions the data do not identify (infinite variance, reported "not identified"). ``None``
+        (default): NumPy's ``matrix_rank`` rule, max(N, P)·ε, for a Jacobian exact to round-off. A Jacobian
+        computed through a long chain of operations or a solver is only as exact as that: a direction that is
+        unseen in theory then keeps a singular value of its round-off and a finite but meaningless standard
+        error. Pass the Jacobian's relative accuracy (a margin above it) for such models.
     progress : show a tqdm bar per start.
 
     Returns
@@ -391,6 +400,8 @@ def fit(
     """
     for name, value in (("max_steps", max_steps), ("gtol", gtol), ("ftol", ftol), ("start_spread", start_spread)):
         _check_positive_number(name, value)
+    if rank_rtol is not None:
+        _check_positive_number("rank_rtol", rank_rtol)
     problem, theta0 = _problem(residual_fn, params0, spec, sigma, loss, loss_scale, optimizer, jacobian)
     space, rho = problem.space, problem.rho
 
@@ -411,7 +422,7 @@ def fit(
         state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), problem.optimizer.init(theta))
         runs.append(_minimise(step, state, theta, max_steps, gtol, ftol, progress, index, len(thetas)))
     best = min(runs, key=lambda run: run["loss"])
-    return _result(best, runs, space, rho, loss, absolute_sigma, point_sigma)
+    return _result(best, runs, space, rho, loss, absolute_sigma, point_sigma, rank_rtol)
 
 
 def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total):
@@ -453,17 +464,18 @@ def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total)
     }
 
 
-def gauss_newton_covariance(jacobian, weights):
+def gauss_newton_covariance(jacobian, weights, rank_rtol=None):
     """(Jᵀ diag(w) J)⁻¹ by the SVD of diag(√w) J; a direction J cannot see gets infinite variance.
 
-    Unseen: a singular value at round-off, sₖ ≤ s_max · max(N, P) · ε (NumPy's ``matrix_rank`` rule). The seen
+    Unseen: a singular value sₖ ≤ s_max · ``rank_rtol``, by default at round-off, s_max · max(N, P) · ε (NumPy's
+    ``matrix_rank`` rule). The seen
     directions give Σₖ vₖ vₖᵀ / sₖ²; an unseen one makes an entry infinite where both parameters have a share in
     it above round-off (|vₖᵢ| > √ε of the unit vector), so that a parameter outside it keeps its finite variance;
     entries that mix infinities of both signs are NaN.
     """
     _, singular, right = np.linalg.svd(np.sqrt(weights)[:, None] * jacobian, full_matrices=False)
     eps = np.finfo(float).eps
-    seen = singular > singular.max(initial=0.0) * max(jacobian.shape) * eps
+    seen = singular > singular.max(initial=0.0) * (max(jacobian.shape) * eps if rank_rtol is None else rank_rtol)
     covariance = (right[seen].T / singular[seen] ** 2) @ right[seen]
     unseen = np.where(np.abs(right[~seen]) > np.sqrt(eps), right[~seen], 0.0)
     shares = unseen[:, :, None] * unseen[:, None, :]
@@ -471,7 +483,7 @@ def gauss_newton_covariance(jacobian, weights):
         return covariance + np.sum(np.where(shares == 0.0, 0.0, np.copysign(np.inf, shares)), axis=0)
 
 
-def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma):
+def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma, rank_rtol):
     count = point_sigma.size
     theta, z, jac = best["theta"], best["z"], best["jacobian"]
     weights = np.asarray(irls_weights(rho, jnp.asarray(z)))
@@ -481,14 +493,17 @@ def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma):
     at_bound = space.at_bound(theta)
     inside = np.flatnonzero(~at_bound)
     unconstrained_covariance = np.full((space.size, space.size), np.nan)
-    unconstrained_covariance[np.ix_(inside, inside)] = gauss_newton_covariance(jac[:, inside], weights)
+    unconstrained_covariance[np.ix_(inside, inside)] = gauss_newton_covariance(jac[:, inside], weights, rank_rtol)
     if not absolute_sigma:
         unconstrained_covariance = residual_variance * unconstrained_covariance
     derivative = np.asarray(jax.jacfwd(space.free_values)(theta))  # diagonal: the transforms act elementwise
     with np.errstate(invalid="ignore"):  # ∞ · 0 (an unseen direction) and ∞/∞ are NaN
         covariance = np.outer(np.diag(derivative), np.diag(derivative)) * unconstrained_covariance
         standard_errors = np.sqrt(np.diag(covariance))
-        correlation = covariance / np.outer(standard_errors, standard_errors)
+        # two parameters in one unseen direction (covariance ±∞): the correlation's limit as its singular
+        # value goes to zero, ±1
+        correlation = np.where(np.isinf(covariance), np.sign(covariance),
+                               covariance / np.outer(standard_errors, standard_errors))
     params = space(theta)
     return FitResult(
         params=params,

@@ -160,6 +160,31 @@ def test_covariance_of_an_unseen_direction_is_infinite_and_leaves_the_others_fin
     assert covariance[2, 2] == pytest.approx(0.2) and np.all(covariance[2, :2] == 0.0)
 
 
+def test_rank_rtol_reports_a_direction_seen_only_at_the_jacobians_accuracy_as_not_identified():
+    # y = a b x + δ a x²: with δ = 1e-13 (a model whose Jacobian is rank one but for the round-off of a long
+    # computation) the direction along a b = const has a singular value about 1e-13 of the other, above NumPy's
+    # round-off rule for 30 points (30 ε = 7e-15): a finite, meaningless standard error, unless rank_rtol
+    # says the Jacobian is no more exact than that.
+    data = 0.3 * 1.7 * X
+
+    def residuals(p):
+        return p.intercept * p.slope * X + 1e-13 * p.intercept * X**2 - data
+
+    results = [fit(residuals, Line(0.5, 1.0), LINE_SPEC, sigma=0.01, absolute_sigma=True,
+                   optimizer=levenberg_marquardt(), max_steps=50, progress=False, rank_rtol=rank_rtol)
+               for rank_rtol in (None, 1e-9)]
+    singular = results[1].singular_values()
+    assert 30 * np.finfo(float).eps < singular[1] / singular[0] < 1e-9
+    assert np.all(np.isfinite(results[0].standard_errors))
+    assert np.all(np.isinf(results[1].standard_errors))
+    # a b = const: a and b anticorrelated, as far as the finite (meaningless) errors say too
+    np.testing.assert_array_equal(results[1].correlation, [[1.0, -1.0], [-1.0, 1.0]])
+    np.testing.assert_allclose(results[0].correlation, [[1.0, -1.0], [-1.0, 1.0]], atol=1e-6)
+    assert all(line.endswith("(not identified by these data)") for line in results[1].summary().splitlines())
+    with pytest.raises(ValueError, match="rank_rtol"):
+        fit(residuals, Line(0.5, 1.0), LINE_SPEC, progress=False, rank_rtol=0.0)
+
+
 def test_a_slope_pulled_out_of_its_range_is_reported_at_the_bound():
     # The data's slope is 1.7; confined to (0, 1) the fit runs to the end at 1, the intercept stays inside.
     result = fit(_line_residuals(LINE_DATA), Line(0.0, 0.5), {"intercept": Free(), "slope": Bounded(0.0, 1.0)},
