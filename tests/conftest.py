@@ -69,6 +69,25 @@ def assert_same_tree():
     return _assert_same_tree
 
 
+def _run_at_defaults(command, name, out):
+    """``diffimpact COMMAND NAME --out OUT`` at its defaults (not ``--quick``), as a user first runs it: it
+    succeeds and writes a CSV and a PNG. JAX's caches are cleared after: the ~25 runs of the two files that use
+    this, in one process, would otherwise accumulate compiled code until LLVM cannot allocate more."""
+    from diffimpact.cli import main
+
+    try:
+        assert main([command, name, "--out", str(out)]) == 0
+        written = {path.suffix for path in out.iterdir() if path.stat().st_size > 0}
+        assert {".csv", ".png"} <= written
+    finally:
+        jax.clear_caches()
+
+
+@pytest.fixture(scope="session")
+def run_at_defaults():
+    return _run_at_defaults
+
+
 def _check_fit_jacobian(problem, theta, h, rtol, atol_fraction, **options):
     """J of ``fitting.linearise(*problem, theta, **options)`` against central differences of z, column by column.
 
@@ -118,6 +137,8 @@ def _without_fma():
 # order, so a long file collected last runs alone at the end (55 s of 900 there). A file missing from this list
 # keeps its place after them; the list only orders, it selects nothing.
 LONGEST_FIRST = (
+    "reproduce/test_reproductions_at_defaults.py",  # slow only: 6.5 min (2026-11-29)
+    "fitting/test_fits_at_defaults.py",  # slow only: 4 min
     "multibody/test_contact.py",  # 270 s
     "multibody/test_spatial_contact.py",  # 148 s
     "multibody/test_contact_family.py",  # 100 s
