@@ -400,8 +400,8 @@ def fit(
     """
     for name, value in (("max_steps", max_steps), ("gtol", gtol), ("ftol", ftol), ("start_spread", start_spread)):
         _check_positive_number(name, value)
-    if rank_rtol is not None:
-        _check_positive_number("rank_rtol", rank_rtol)
+    if rank_rtol is not None and not 0 < rank_rtol < 1:
+        raise ValueError(f"rank_rtol must be in (0, 1) or None, got {rank_rtol!r}")
     problem, theta0 = _problem(residual_fn, params0, spec, sigma, loss, loss_scale, optimizer, jacobian)
     space, rho = problem.space, problem.rho
 

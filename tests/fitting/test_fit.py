@@ -181,8 +181,9 @@ def test_rank_rtol_reports_a_direction_seen_only_at_the_jacobians_accuracy_as_no
     np.testing.assert_array_equal(results[1].correlation, [[1.0, -1.0], [-1.0, 1.0]])
     np.testing.assert_allclose(results[0].correlation, [[1.0, -1.0], [-1.0, 1.0]], atol=1e-6)
     assert all(line.endswith("(not identified by these data)") for line in results[1].summary().splitlines())
-    with pytest.raises(ValueError, match="rank_rtol"):
-        fit(residuals, Line(0.5, 1.0), LINE_SPEC, progress=False, rank_rtol=0.0)
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match=r"rank_rtol must be in \(0, 1\)"):
+            fit(residuals, Line(0.5, 1.0), LINE_SPEC, progress=False, rank_rtol=bad)
 
 
 def test_a_slope_pulled_out_of_its_range_is_reported_at_the_bound():
