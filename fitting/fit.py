@@ -386,7 +386,7 @@ def fit(
         pytrees to start from. The lowest final loss wins.
     jacobian : "fwd" (``jax.jacfwd``; diffrax solves need ``adjoint=diffrax.ForwardMode()``)
         or "rev" (``jax.jacrev``).
-    rank_rtol : singular values of the weighted Jacobian at or below ``rank_rtol`` times the largest are
+    rank_rtol : in (0, 1); singular values of the weighted Jacobian at or below ``rank_rtol`` times the largest are
         directions the data do not identify (infinite variance, reported "not identified"). ``None``
         (default): NumPy's ``matrix_rank`` rule, max(N, P)·ε, for a Jacobian exact to round-off. A Jacobian
         computed through a long chain of operations or a solver is only as exact as that: a direction that is
