@@ -31,6 +31,23 @@ from diffimpact.multibody.contact import Contact
 from diffimpact.multibody.formulations import Baumgarte, WrappedSolver, constrained_acceleration
 
 
+def with_tangent(y, args, rule, *extra):
+    """``y`` unchanged, with the tangent ``rule(model, y, dy, *extra)``: a ``jax.custom_jvp`` identity on a step's
+    end state, ``model`` simulate's segment model (``args[0]``), ``extra`` held constant (no derivatives)."""
+    arrays, static = eqx.partition(args[0], eqx.is_array)
+
+    @jax.custom_jvp
+    def identity(y, arrays, extra):
+        return y
+
+    @identity.defjvp
+    def identity_jvp(primals, tangents):
+        y, arrays, extra = primals
+        return y, rule(eqx.combine(jax.lax.stop_gradient(arrays), static), y, tangents[0], *extra)
+
+    return identity(y, arrays, jax.lax.stop_gradient(extra))
+
+
 def projected_velocity_tangent(model, q, v, t, h, theta, dq, dv):
     """δv with the tangents of the slips that relax faster than θ/h set to zero (module docstring)."""
     families = [k for k, force in enumerate(model.forces)
@@ -81,20 +98,12 @@ class TangentProjectedSolver(WrappedSolver):
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         y1, y_error, dense_info, _, result = self.solver.step(terms, t0, t1, y0, args, solver_state, made_jump)
-        arrays, static = eqx.partition(args[0], eqx.is_array)  # simulate's segment arguments start with the model
 
-        @jax.custom_jvp
-        def projected(y, arrays, t, h):
-            return y
+        def projected(model, y, dy, t, h):
+            (q, v), (dq, dv) = y, dy
+            return dq, projected_velocity_tangent(model, q, v, t, h, self.theta, dq, dv)
 
-        @projected.defjvp
-        def projected_jvp(primals, tangents):
-            (q, v), arrays, t, h = primals
-            (dq, dv), *_ = tangents
-            model = eqx.combine(jax.lax.stop_gradient(arrays), static)
-            return (q, v), (dq, projected_velocity_tangent(model, q, v, t, h, self.theta, dq, dv))
-
-        y1 = projected(y1, arrays, jax.lax.stop_gradient(t1), jax.lax.stop_gradient(t1 - t0))
+        y1 = with_tangent(y1, args, projected, t1, t1 - t0)
         return y1, y_error, dense_info, self.solver.init(terms, t1, t1, y1, args), result
 
 

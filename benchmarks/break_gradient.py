@@ -109,12 +109,12 @@ SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "heun": diffrax.Heun,
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
-         cloth_damping_ratio=0.0, contact_steps=False, solver="tsit5"):
+         cloth_damping_ratio=0.0, contact_steps=False, solver="tsit5", formulation=None):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
     ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``contact_steps``: ``simulate``'s; ``solver``: a
-    key of ``SOLVERS``.
+    key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``.
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -124,7 +124,8 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
         law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(theta[1], coulomb))
         model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
     settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
-    return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=max_events,
+    formulation = table.FORMULATION if formulation is None else formulation
+    return simulate(model, state, jnp.stack([0.0, duration]), formulation, max_events=max_events,
                     adjoint=adjoint, friction_steps=friction_steps, contact_steps=contact_steps,
                     solver=SOLVERS[solver](), **settings)
 
