@@ -16,7 +16,7 @@ where λ_F at the step's start is that of the dead zone or the sliding law.
 The four-ball break of ``break_gradient.py`` (Tsit5, forward mode or ``--reverse``), the cue ball's final x with
 respect to (ball–ball e, cloth μ), guarded and not, without and with ``friction_steps``:
 
-    python benchmarks/friction_guard.py [--durations 0.15 3] [--rtols 1e-3 1e-8] [--reverse]
+    python benchmarks/friction_guard.py [--durations 0.15 3] [--rtols 1e-3 1e-8] [--reverse] [--factor 1]
 """
 
 import argparse
@@ -63,10 +63,17 @@ class GuardedSolver(WrappedSolver):
 
 
 class Guarded(Baumgarte):
-    """Baumgarte's formulation with the solver wrapped by ``GuardedSolver`` at the solver's stability interval."""
+    """Baumgarte's formulation with the solver wrapped by ``GuardedSolver`` at ``factor`` times the solver's
+    stability interval."""
+
+    factor: float = eqx.field(static=True)
+
+    def __init__(self, alpha, beta, factor=1.0):
+        super().__init__(alpha, beta)
+        self.factor = factor
 
     def wrap_solver(self, model, solver):
-        return GuardedSolver(solver, simulate_module._stability_interval(solver))
+        return GuardedSolver(solver, self.factor * simulate_module._stability_interval(solver))
 
 
 def main():
@@ -74,11 +81,12 @@ def main():
     parser.add_argument("--durations", type=float, nargs="+", default=[0.15, 3.0], help="simulated times (s)")
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-8])
     parser.add_argument("--reverse", action="store_true", help="reverse mode (jax.jacrev, simulate's default adjoint)")
+    parser.add_argument("--factor", type=float, default=1.0, help="the guard at this many stability intervals")
     args = parser.parse_args()
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
     plain = table.FORMULATION
-    guarded = Guarded(alpha=plain.alpha, beta=plain.beta)
+    guarded = Guarded(plain.alpha, plain.beta, args.factor)
 
     def gradient(formulation, duration, rtol, steps):
         def cue(x):
@@ -90,7 +98,7 @@ def main():
 
     print(f"the four-ball break, Tsit5, {'reverse' if args.reverse else 'forward'} mode: dx/d(e, μ) of the cue "
           f"ball's final x, guard at h λ_F > "
-          f"{simulate_module._stability_interval(diffrax.Tsit5()):.4g}")
+          f"{args.factor * simulate_module._stability_interval(diffrax.Tsit5()):.4g}")
     for duration in args.durations:
         for rtol in args.rtols:
             for steps in (False, True):

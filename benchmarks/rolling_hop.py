@@ -2,7 +2,7 @@
 
     python benchmarks/rolling_hop.py [--passage-step C] [--friction-step C] [--cloth-damping-ratio ZETA]
                                      [--duration 0.3] [--lift 2e-5] [--rtols 1e-3 1e-6 1e-8]
-                                     [--project-tangents THETA] [--guard]
+                                     [--project-tangents THETA] [--guard [FACTOR]]
 
 One ball on the full table (``billiard.table_model(p, balls=1)``) at
 (−0.6, 0) m, rolling along +x at v0 = 1 m/s (``rolling_spin``), started
@@ -58,8 +58,9 @@ def main():
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-6, 1e-8])
     parser.add_argument("--project-tangents", type=float, default=None, metavar="THETA",
                         help="the derivatives with the slips' stiff tangents projected (_tangent_projection.py)")
-    parser.add_argument("--guard", action="store_true",
-                        help="the derivatives with friction_guard.py's guard (NaN tangents after unstable steps)")
+    parser.add_argument("--guard", type=float, nargs="?", const=1.0, default=None, metavar="FACTOR",
+                        help="the derivatives with friction_guard.py's guard (NaN tangents after steps with h λ_F "
+                             "beyond FACTOR stability intervals; default 1)")
     args = parser.parse_args()
     module = _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
@@ -68,8 +69,8 @@ def main():
     formulation = table.FORMULATION
     if args.project_tangents is not None:
         formulation = ProjectedTangents(formulation.alpha, formulation.beta, args.project_tangents)
-    if args.guard:
-        formulation = Guarded(formulation.alpha, formulation.beta)
+    if args.guard is not None:
+        formulation = Guarded(formulation.alpha, formulation.beta, args.guard)
 
     def run(v0, rtol, adjoint=None, formulation=table.FORMULATION):
         velocity = jnp.stack([v0, 0.0])
@@ -86,7 +87,7 @@ def main():
           f"{args.duration:g} s, cloth damping ratio {args.cloth_damping_ratio:g}; friction_steps with "
           f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
           + ("" if args.project_tangents is None else f"; tangents projected at h λ > {args.project_tangents:g}")
-          + ("; guarded (friction_guard.py)" if args.guard else ""))
+          + ("" if args.guard is None else f"; guarded at {args.guard:g} stability intervals (friction_guard.py)"))
     differences = [(float(forward(SPEED * (1 + h), 1e-10)[0]) - float(forward(SPEED * (1 - h), 1e-10)[0]))
                    / (2 * h * SPEED) for h in STEPS]
     print("  central differences at rtol 1e-10: " + ", ".join(
