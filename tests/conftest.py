@@ -139,6 +139,7 @@ def _without_fma():
 LONGEST_FIRST = (
     "reproduce/test_reproductions_at_defaults.py",  # slow only: 6.5 min (2026-11-29)
     "fitting/test_fits_at_defaults.py",  # slow only: 4 min
+    "test_examples.py",  # slow only: 2.6 min
     "multibody/test_contact.py",  # 270 s
     "multibody/test_spatial_contact.py",  # 148 s
     "multibody/test_contact_family.py",  # 100 s
