@@ -20,6 +20,7 @@ respect to (ball–ball e, cloth μ), guarded and not, without and with ``fricti
 """
 
 import argparse
+import sys
 
 import diffrax
 import equinox as eqx
@@ -30,19 +31,11 @@ import numpy as np
 from _tangent_projection import with_tangent
 from break_gradient import SPEED, _or_failure, _run
 from diffimpact.multibody import Baumgarte
-from diffimpact.multibody.contact import Contact, body_mobilities
 from diffimpact.multibody.formulations import WrappedSolver
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
-simulate_module = __import__("sys").modules["diffimpact.multibody.simulate"]
-
-
-def friction_rate(model, q, v):
-    """λ_F: the largest of the bodies' summed ``Contact.slip_rates`` over the frictional contact families."""
-    mobilities = body_mobilities(model.bodies)
-    families = [force for force in model.forces if isinstance(force, Contact) and force.frictional]
-    return jnp.max(sum(force.slip_rates(mobilities, model.split(q), model.split(v)) for force in families))
+simulate_module = sys.modules["diffimpact.multibody.simulate"]  # the package exports the function of that name
 
 
 class GuardedSolver(WrappedSolver):
@@ -55,7 +48,9 @@ class GuardedSolver(WrappedSolver):
                                                                           made_jump)
 
         def guarded(model, y1, dy1, y0, h):
-            unstable = h * friction_rate(model, *y0) > self.limit
+            q, v = (model.split(x) for x in y0)
+            rate = simulate_module._friction_rate(model, simulate_module._contact_indices(model), q, v)
+            unstable = h * rate > self.limit
             return jax.tree.map(lambda dy: dy * jnp.where(unstable, jnp.nan, 1.0), dy1)
 
         y1 = with_tangent(y1, args, guarded, y0, t1 - t0)

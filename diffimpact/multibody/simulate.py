@@ -1118,10 +1118,15 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
             moving = closed & (rate != 0)
             bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction is not None:
-        mobilities = body_mobilities(model.bodies)
-        rates = sum(model.forces[k].slip_rates(mobilities, q, v) for k in families)
-        bounds.append(friction / jnp.max(rates))
+        bounds.append(friction / _friction_rate(model, families, q, v))
     return jnp.min(jnp.stack(bounds))
+
+
+def _friction_rate(model, families, q, v):
+    """λ_F: the largest of the bodies' sums of ``Contact.slip_rates`` over the contact ``families`` (indices in
+    ``model.forces``), at the split coordinates and velocities ``q``, ``v``."""
+    mobilities = body_mobilities(model.bodies)
+    return jnp.max(sum(model.forces[k].slip_rates(mobilities, q, v) for k in families))
 
 
 def _with_friction(families, model):
@@ -1191,9 +1196,9 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     in proportion; the ratio of an accepted step bounds the next one. The
     slips of the accepted state are kept in the controller's state, where
     the next step starts. ``friction_step``: the solver's h λ_F
-    (``_friction_step``); ``None`` where the solver is stable on the friction
-    (A-stable, or the friction implicit: an IMEX solver), and
-    ``friction_steps`` keeps only the passages' bound.
+    (``_friction_step``); ``None`` without ``friction_steps`` and where the
+    solver is stable on the friction (A-stable, or the friction implicit: an
+    IMEX solver), where ``friction_steps`` keeps only the passages' bound.
     """
 
     controller: dfx.PIDController
@@ -1206,7 +1211,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     @property
     def stability(self):
         """Whether ``friction_steps`` bounds the steps by the friction's stability (not where it is implicit)."""
-        return self.friction and self.friction_step is not None
+        return self.friction_step is not None
 
     @property
     def bounded(self):
@@ -1228,7 +1233,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near, self.friction_step if self.stability else None,
+            _step_bound(self.families, t, y, args, self.near, self.friction_step,
                         self.contact, self.controller.atol))
 
     def wrap(self, direction):
