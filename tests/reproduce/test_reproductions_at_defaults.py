@@ -1,7 +1,7 @@
 """Every ``diffimpact reproduce`` at its defaults (not ``--quick``), as a user first runs it.
 
 The other tests run the reproductions with ``--quick`` (coarser grids, shorter runs) or in parts; this runs
-each whole, as ``diffimpact reproduce NAME`` does. About 6.5 min. The fits:
+each whole, as ``diffimpact reproduce NAME`` does. About 7 min. The fits:
 ``tests/fitting/test_fits_at_defaults.py``.
 """
 
