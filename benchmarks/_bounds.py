@@ -1,14 +1,19 @@
-"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``)."""
+"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``)
+and its friction guard (``FRICTION_GUARD``)."""
 
 import sys
 
 
 def add_options(parser):
-    """``--friction-step C`` and ``--passage-step C`` (``inf``: that bound left out)."""
+    """``--friction-step C``, ``--passage-step C`` (``inf``: that bound left out) and ``--guard FACTOR`` (``inf``: a
+    derivative through steps unstable on the friction is not stopped)."""
     parser.add_argument("--friction-step", type=float, default=None, metavar="C",
                         help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
     parser.add_argument("--passage-step", type=float, default=None, metavar="C",
                         help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
+    parser.add_argument("--guard", type=float, default=None, metavar="FACTOR",
+                        help="simulate's FRICTION_GUARD for this process (inf: derivatives not stopped at steps "
+                             "unstable on the friction)")
 
 
 def apply(args):
@@ -19,4 +24,6 @@ def apply(args):
         module.FRICTION_STEP = args.friction_step
     if args.passage_step is not None:
         module.PASSAGE_STEP = args.passage_step
+    if args.guard is not None:
+        module.FRICTION_GUARD = args.guard
     return module

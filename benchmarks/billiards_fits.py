@@ -1,6 +1,6 @@
 """Benchmark: one compliant ball–cushion impact, one cut shot, and an iteration of each billiards fit.
 
-    python benchmarks/billiards_fits.py [--repeats 3]
+    python benchmarks/billiards_fits.py [--repeats 3] [--guard FACTOR]
 
 In one run, on the shipped data:
 
@@ -13,6 +13,9 @@ In one run, on the shipped data:
     ``fitting.fit`` runs) of the ``cushion`` compliant fit (12 shots, three
     parameters) and of the ``deflection`` fit (5 shots, two parameters).
 
+``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (``inf``: none), to
+see what the friction guard costs the fits' forward-mode Jacobians.
+
 Compile time is the first call minus the best later call (``_timing.timed``).
 The whole fits (``diffimpact fit cushion``, ``diffimpact fit deflection``)
 are timed by the CLI; see docs/RESULTS.md.
@@ -24,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import _bounds
 import diffimpact  # noqa: F401  (float64)
 from _timing import timed
 from diffimpact.contact import Alciatore
@@ -35,7 +39,9 @@ from fitting import cushion, deflection, linearise
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    _bounds.add_options(parser)
     args = parser.parse_args()
+    print(f"FRICTION_GUARD = {_bounds.apply(args).FRICTION_GUARD:g}")
     p = billiard.snooker()
     one = jnp.ones(1)
     first, run = timed(lambda: billiard.cushion_rebounds(p, one, one * jnp.pi / 2, one, 0 * one), repeats=args.repeats)

@@ -2,7 +2,7 @@
 
     python benchmarks/rolling_hop.py [--passage-step C] [--friction-step C] [--cloth-damping-ratio ZETA]
                                      [--duration 0.3] [--lift 2e-5] [--rtols 1e-3 1e-6 1e-8]
-                                     [--project-tangents THETA] [--guard [FACTOR]]
+                                     [--project-tangents THETA] [--guard FACTOR]
 
 One ball on the full table (``billiard.table_model(p, balls=1)``) at
 (−0.6, 0) m, rolling along +x at v0 = 1 m/s (``rolling_spin``), started
@@ -24,8 +24,10 @@ bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
 ``_tangent_projection.py`` (the slips' tangents that relax faster than
 THETA/h projected after each step of length h; a design tried, not the
 package's); the central differences are of the package's runs.
-``--guard`` runs them with ``friction_guard.py``'s guard (a step unstable
-for the friction makes the tangents NaN; a design tried).
+``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (a differentiated
+run stops at a step with h λ_F beyond FACTOR stability intervals; ``inf``:
+no guard, the derivative as the steps give it; the tangent projection at
+rtol 1e-3 needs it).
 """
 
 import argparse
@@ -37,7 +39,7 @@ import jax.numpy as jnp
 
 import _bounds
 from _tangent_projection import ProjectedTangents
-from friction_guard import Guarded
+from break_gradient import _or_failure
 from diffimpact.multibody import State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -58,9 +60,6 @@ def main():
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-6, 1e-8])
     parser.add_argument("--project-tangents", type=float, default=None, metavar="THETA",
                         help="the derivatives with the slips' stiff tangents projected (_tangent_projection.py)")
-    parser.add_argument("--guard", type=float, nargs="?", const=1.0, default=None, metavar="FACTOR",
-                        help="the derivatives with friction_guard.py's guard (NaN tangents after steps with h λ_F "
-                             "beyond FACTOR stability intervals; default 1)")
     args = parser.parse_args()
     module = _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
@@ -69,8 +68,6 @@ def main():
     formulation = table.FORMULATION
     if args.project_tangents is not None:
         formulation = ProjectedTangents(formulation.alpha, formulation.beta, args.project_tangents)
-    if args.guard is not None:
-        formulation = Guarded(formulation.alpha, formulation.beta, args.guard)
 
     def run(v0, rtol, adjoint=None, formulation=table.FORMULATION):
         velocity = jnp.stack([v0, 0.0])
@@ -87,19 +84,19 @@ def main():
           f"{args.duration:g} s, cloth damping ratio {args.cloth_damping_ratio:g}; friction_steps with "
           f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
           + ("" if args.project_tangents is None else f"; tangents projected at h λ > {args.project_tangents:g}")
-          + ("" if args.guard is None else f"; guarded at {args.guard:g} stability intervals (friction_guard.py)"))
+          + f"; FRICTION_GUARD = {module.FRICTION_GUARD:g}")
     differences = [(float(forward(SPEED * (1 + h), 1e-10)[0]) - float(forward(SPEED * (1 - h), 1e-10)[0]))
                    / (2 * h * SPEED) for h in STEPS]
     print("  central differences at rtol 1e-10: " + ", ".join(
         f"relative step {h:g}: dx/dv0 = {d:.8f}" for h, d in zip(STEPS, differences)))
     for rtol in args.rtols:
-        try:
-            (_, steps), (slope, _) = derivative(SPEED, rtol)
-        except Exception as error:  # noqa: BLE001 (the guard's NaN tangents stop the run in a linear solve)
-            print(f"  rtol {rtol:g}: failed, {str(error).strip().splitlines()[0][:100]}")
+        print(f"  rtol {rtol:g}: ", end="")
+        result = _or_failure(derivative, SPEED, rtol)
+        if result[0] is None:
             continue
+        (_, steps), (slope, _) = result
         error = abs(float(slope) - differences[-1]) / abs(differences[-1])
-        print(f"  rtol {rtol:g}: {int(steps)} steps, forward mode dx/dv0 = {float(slope):.8g} "
+        print(f"{int(steps)} steps, forward mode dx/dv0 = {float(slope):.8g} "
               f"(relative difference {error:.1e})")
 
 

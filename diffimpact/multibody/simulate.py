@@ -169,6 +169,18 @@ interval on the negative real axis (from its Butcher tableau) over Tsit5's:
 Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
 (``Kvaerno5``) gets none.
 
+A derivative the steps would give wrong stops instead (``FRICTION_GUARD``).
+Without ``friction_steps``, a differentiated run (forward or reverse mode)
+raises an error at an accepted step whose h λ_F is beyond ``FRICTION_GUARD``
+= 5 stability intervals of its explicit solver: the step has amplified the
+derivatives by the solver's |R(−h λ_F)|, far above 1 there. A few steps a
+little beyond one interval leave a derivative right (a rolling ball's hops
+on the cloth at rtol 1e-6), hence the factor; on the scenes measured it
+stops every derivative that blew up and passes every right one
+(docs/RESULTS.md, "The friction guard"). Runs that are not differentiated
+compute nothing for it (``_FrictionGuard``). It cannot see the passages
+below, where a slip crosses the band inside one step.
+
 A slip can also pass through the band, from one direction of sliding to the
 other, inside one step: a ball's slip on the cloth reverses within tens of
 nanoseconds in a hard collision. The motion hardly notices where in the step
@@ -248,7 +260,7 @@ from diffimpact.multibody.contact import (
     resolve_at_onset,
 )
 from diffimpact.multibody import _progress
-from diffimpact.multibody.formulations import Formulation, project
+from diffimpact.multibody.formulations import Formulation, WrappedSolver, project
 from diffimpact.multibody.model import Model, State
 
 #: Largest constraint residual accepted in an initial state (m or rad, m/s or rad/s).
@@ -257,6 +269,9 @@ CONSTRAINT_TOLERANCE = 1e-8
 #: −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F. Another Runge–Kutta solver's bound
 #: is this times its interval over Tsit5's (``_friction_step``).
 FRICTION_STEP = 1.5
+#: A differentiated run whose steps are not bounded by the friction's stability stops at a step with h λ_F beyond
+#: this many stability intervals of its solver (``_FrictionGuard``): its derivatives would be wrong.
+FRICTION_GUARD = 5.0
 #: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
 IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
 #: c of ``friction_steps``' passages: a step moves a loaded slip by at most c max(d, band), d the least distance
@@ -570,7 +585,9 @@ def simulate(
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
         ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
         (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters. Through
-        stiff friction, either needs ``friction_steps``.
+        stiff friction, either needs ``friction_steps``; without it a
+        derivative through steps unstable on the friction raises an error
+        (``FRICTION_GUARD``, see the module docstring).
     max_events : most events in the run: contact onsets and separations, and
         the turning points of open contacts' gaps (where the bodies stop
         receding or approaching); more raise an error at run time. Only for
@@ -590,7 +607,9 @@ def simulate(
         friction laws at the closed contacts (see the module docstring): for
         derivatives (``jax.jvp``, ``jax.grad``) through phases where a slip
         sits in a friction law's regularisation band, which are wrong without
-        it, and by the passage of a loaded slip through that band. It costs
+        it (and raise an error where a step was far beyond that stability:
+        ``FRICTION_GUARD``), and by the passage of a loaded slip through that
+        band. It costs
         steps where the friction is stiff and where a slip reverses. The
         stability bound is scaled to the solver's stability interval; with
         an A-stable implicit solver or an IMEX one (friction implicit) only
@@ -1087,6 +1106,121 @@ def _friction_step(solver):
     return None if np.isinf(interval) else FRICTION_STEP * (interval / _stability_interval(dfx.Tsit5()))
 
 
+def _friction_guard(solver, friction_steps):
+    """h λ_F at which ``_FrictionGuard`` stops a derivative: ``FRICTION_GUARD`` stability intervals of ``solver``;
+    ``None`` (no guard) where the solver is stable on the friction (A-stable, or the friction implicit: an IMEX
+    solver), where its interval is unknown (no Butcher tableau), or where ``friction_steps`` already bounds every
+    step within it."""
+    interval = None if isinstance(solver, IMEX_SOLVERS) else _stability_interval(solver)
+    if interval is None or np.isinf(interval) or np.isinf(FRICTION_GUARD):
+        return None
+    limit = FRICTION_GUARD * interval
+    bound = _friction_step(solver) if friction_steps else None
+    return None if bound is not None and bound <= limit else limit
+
+
+class _FrictionGuard(WrappedSolver):
+    """Wrap a diffrax solver so that a differentiated run with a step unstable on the friction raises an error.
+
+    Without ``friction_steps`` an explicit solver's steps may be longer than
+    the friction's stability allows while the error control is content: the
+    run stays right, but its derivatives (forward or reverse mode) are
+    amplified by the solver's |R(−h λ_F)| at every such step and come out
+    silently wrong (the four-ball break's 3-s derivative 10⁸⁷ m at rtol
+    1e-3). Each step's end state passes through an identity whose derivative
+    rule checks h λ_F at the step's start, λ_F as ``friction_steps`` computes
+    it (``_friction_rate``), against ``limit``; a run that is not
+    differentiated computes nothing more. Only accepted steps count (a
+    rejected trial step may be as long as it likes):
+
+    * forward mode (``reverse`` false; also what ``jax.linearize`` runs): a
+      ``jax.custom_jvp`` whose rule flags the step in the solver's state,
+      which diffrax keeps only for accepted steps; the segment raises at its
+      end where a step was flagged;
+    * reverse mode (``reverse``: ``diffrax.RecursiveCheckpointAdjoint``,
+      whose forward pass runs the plain steps): a ``eqx.filter_custom_vjp``
+      whose backward rule raises where the step was unstable and its
+      cotangent is not zero (diffrax gives a rejected step's end state none).
+
+    A few steps a little beyond the interval amplify a derivative by a
+    bounded factor and leave it right (the ball rolling and hopping on the
+    cloth at rtol 1e-6 has steps beyond one interval and its derivative
+    2.3e-6 off), so ``limit`` is ``FRICTION_GUARD`` intervals: on the scenes
+    measured it stops every derivative that blew up and passes every right
+    one (docs/RESULTS.md, "The friction guard"). It cannot see a slip that
+    passes through a law's band inside one step (``friction_steps``' other
+    bound).
+    """
+
+    families: tuple = eqx.field(static=True)
+    limit: float = eqx.field(static=True)
+    reverse: bool = eqx.field(static=True)
+
+    def init(self, terms, t0, t1, y0, args):
+        return self.solver.init(terms, t0, t1, y0, args), jnp.zeros((), dtype=bool)
+
+    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        state, flagged = solver_state
+        y1, y_error, dense_info, state, result = self.solver.step(terms, t0, t1, y0, args, state, made_jump)
+        families, limit = self.families, self.limit
+
+        def unstable(model, y0, h):
+            q, v = (model.split(x) for x in y0)
+            return h * _friction_rate(model, families, q, v) > limit
+
+        arrays, static = eqx.partition((args[0], y0, t1 - t0), eqx.is_array)
+        extra = eqx.combine(jax.lax.stop_gradient(arrays), static)  # (the check is no function of the parameters)
+        if self.reverse:
+            y1 = _cotangent_checked(y1, unstable, *extra)
+        else:
+            y1, flag = _tangent_flagged(y1, unstable, *extra)
+            flagged = flagged | flag
+        return y1, y_error, dense_info, (state, flagged), result
+
+
+def _tangent_flagged(y1, unstable, model, y0, h):
+    """(``y1``, False); differentiated, (``y1``, ``unstable(model, y0, h)``) with ``y1``'s tangent unchanged."""
+    arrays, static = eqx.partition(model, eqx.is_array)
+
+    @jax.custom_jvp
+    def flagged(y1, arrays, y0, h):
+        return y1, jnp.zeros((), dtype=bool)
+
+    @flagged.defjvp
+    def flagged_jvp(primals, tangents):
+        y1, arrays, y0, h = primals
+        flag = unstable(eqx.combine(arrays, static), y0, h)
+        return (y1, flag), (tangents[0], np.zeros((), dtype=jax.dtypes.float0))
+
+    return flagged(y1, arrays, y0, h)
+
+
+@eqx.filter_custom_vjp
+def _cotangent_checked(y1, unstable, model, y0, h):
+    """``y1``; its cotangent raises ``_FRICTION_GUARD_MESSAGE`` where not zero and ``unstable(model, y0, h)``."""
+    return y1
+
+
+@_cotangent_checked.def_fwd
+def _cotangent_checked_fwd(perturbed, y1, unstable, model, y0, h):
+    return y1, None
+
+
+@_cotangent_checked.def_bwd
+def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, unstable, model, y0, h):
+    used = [jnp.any(c != 0) for c in jax.tree.leaves(cotangent)]
+    if not used:
+        return cotangent
+    return eqx.error_if(cotangent, functools.reduce(jnp.logical_or, used) & unstable(model, y0, h),
+                        _FRICTION_GUARD_MESSAGE)
+
+
+_FRICTION_GUARD_MESSAGE = (
+    "a differentiated step was unstable on the friction (h lambda_F beyond FRICTION_GUARD stability intervals of the "
+    "solver): the derivatives of this run through stiff friction would be wrong; pass friction_steps=True "
+    "(or integrate the friction implicitly: an IMEX solver)")
+
+
 def _step_bound(families, t, y, args, near, friction, contact, floor):
     """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``)
     and the closed contacts' depths (``contact``).
@@ -1469,6 +1603,15 @@ def _simulate_events(
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
                                         contact_steps, _friction_step(solver) if friction_steps else None)
     adaptive = isinstance(controller, _SegmentController)
+    frictional = tuple(_with_friction(families, model))
+    guard = _friction_guard(solver, friction_steps) if frictional else None
+
+    def wrapped_solver(model):
+        wrapped = formulation.wrap_solver(model, solver)
+        if guard is None:
+            return wrapped
+        return _FrictionGuard(wrapped, frictional, guard, isinstance(adjoint, dfx.RecursiveCheckpointAdjoint))
+
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
     event = dfx.Event(
@@ -1510,7 +1653,7 @@ def _simulate_events(
             horizon = jnp.where(passed + window < n_saves, ahead[-1], t_end)
             solution = dfx.diffeqsolve(
                 terms,
-                formulation.wrap_solver(model, solver),
+                wrapped_solver(model),
                 t0=t0,
                 t1=horizon,
                 dt0=dt0,
@@ -1520,6 +1663,7 @@ def _simulate_events(
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True)),
                     controller_state=adaptive,
+                    solver_state=guard is not None,
                 ),
                 stepsize_controller=controller,
                 event=event,
@@ -1528,6 +1672,8 @@ def _simulate_events(
                 progress_meter=_meter(progress, state0.t, t_end, t0, horizon),
             )
             t1 = solution.ts[1][0]
+            if guard is not None:  # a forward-mode derivative's accepted steps flagged by ``_FrictionGuard``
+                t1 = eqx.error_if(t1, solution.solver_state[1], _FRICTION_GUARD_MESSAGE)
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
             saved = (ahead < t1) | ~happened

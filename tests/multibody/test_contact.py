@@ -26,7 +26,13 @@ from diffimpact.multibody import (
     State,
     simulate,
 )
-from diffimpact.multibody.simulate import FRICTION_STEP, _friction_step, _stability_interval
+from diffimpact.multibody.simulate import (
+    FRICTION_GUARD,
+    FRICTION_STEP,
+    _friction_guard,
+    _friction_step,
+    _stability_interval,
+)
 
 MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.5, 0.05, 1e7, 1.5, 0.6, 2.0
 G = 9.81
@@ -362,6 +368,43 @@ def test_friction_steps_scale_the_stability_bound_to_the_solvers_interval():
     ratio = 2 * (RADIUS - sink / 2) ** 2 / RADIUS**2
     # (observed 1.6e-12 and 3e-14: the rolling phase integrated exactly; 1e-6 as in the test above)
     assert float(speed) == pytest.approx(v0 * ratio / (1 + ratio), rel=1e-6)
+    assert float(derivative) == pytest.approx(ratio / (1 + ratio), rel=1e-6)
+
+
+def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plain_run_does_not():
+    """The sliding disc above with Tsit5 at rtol 1e-3 and no ``friction_steps``: rolling, its slip sits in the
+    band and the error control takes steps with h λ_F far beyond Tsit5's stability interval, so the derivatives
+    of the steps are not the motion's. The plain run is right (the rolling speed in closed form) and raises
+    nothing; forward mode (``jax.jvp``, ``ForwardMode``) and reverse mode (``jax.grad``, the default adjoint)
+    raise the friction guard's error (without it both gave 5.34 against the closed form's 0.665, measured); with
+    ``friction_steps`` the forward-mode derivative is the closed form.
+    The guard's limit: ``FRICTION_GUARD`` intervals of an explicit solver without ``friction_steps``, none where
+    the solver is stable on the friction or ``friction_steps`` bounds the steps within it."""
+    assert _friction_guard(diffrax.Tsit5(), False) == FRICTION_GUARD * _stability_interval(diffrax.Tsit5())
+    assert _friction_guard(diffrax.Bosh3(), False) == FRICTION_GUARD * _stability_interval(diffrax.Bosh3())
+    for solver, steps in ((diffrax.Tsit5(), True), (diffrax.Kvaerno5(), False), (diffrax.KenCarp3(), False)):
+        assert _friction_guard(solver, steps) is None
+
+    mu, stiffness, v0 = 0.3, 1e6, 1.0
+    model = ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G,
+                           friction=Coulomb(mu, regularisation_speed=1e-4))
+    sink = (MASS * G / stiffness) ** (1 / EXPONENT)
+    times = jnp.array([0.0, 2.0]) * v0 / (3 * mu * G)
+
+    def rolling_speed(v0, adjoint=None, friction_steps=False):
+        state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
+        return simulate(model, state, times, LagrangeMultipliers(), rtol=1e-3, atol=1e-6, adjoint=adjoint,
+                        friction_steps=friction_steps).v[-1, 0]
+
+    ratio = 2 * (RADIUS - sink / 2) ** 2 / RADIUS**2
+    # (to the run's rtol, 1e-3: the slip chatters across the band within the tolerance; observed 5e-4)
+    assert float(jax.jit(rolling_speed)(v0)) == pytest.approx(v0 * ratio / (1 + ratio), rel=1e-3)
+    with pytest.raises(Exception, match="unstable on the friction"):
+        jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, diffrax.ForwardMode()), (v,), (1.0,)))(v0)
+    with pytest.raises(Exception, match="unstable on the friction"):
+        jax.jit(jax.grad(rolling_speed))(v0)
+    _, derivative = jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, diffrax.ForwardMode(), True),
+                                              (v,), (1.0,)))(v0)
     assert float(derivative) == pytest.approx(ratio / (1 + ratio), rel=1e-6)
 
 
