@@ -4,6 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
+                                        [--guard FACTOR]
                                         [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
@@ -32,8 +33,9 @@ of times from this one process. Measured:
    topspin it gains before it and how soon it rolls after), and its y must
    stay 0 by the mirror symmetry of the shot, so its y row must be 0.
    Compile, run, and the ratio gradient run / forward run (issue 11's goal: ≤ 5×).
-   Without step bounds this gradient's μ column is not the motion's (see 3),
-   so it is also timed with ``friction_steps`` (and ``contact_steps`` given
+   Without step bounds this gradient is not the motion's (see 3) and
+   ``simulate``'s friction guard stops it with an error (which is printed;
+   ``--guard inf`` times it), so it is also timed with ``friction_steps`` (and ``contact_steps`` given
    ``--contact-steps``; the programs of the check, left out with
    ``--no-friction-steps``), against the forward run with the same bounds and
    against that of 1.
@@ -59,7 +61,10 @@ of times from this one process. Measured:
    separations, located or not). ``--friction-step C`` and ``--passage-step C``
    set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
-   two bounds the steps of the runs with ``friction_steps`` come from.
+   two bounds the steps of the runs with ``friction_steps`` come from;
+   ``--guard FACTOR`` sets its ``FRICTION_GUARD`` (the runs without
+   ``friction_steps`` whose derivatives stop with the friction guard's error
+   say so; ``inf``: no guard, the derivatives as the steps give them).
    ``--solver kvaerno5`` runs everything with diffrax's L-stable implicit
    ``Kvaerno5`` instead of ``Tsit5`` (its forward-mode derivatives are those
    of the implicit stages' solutions, stable on the stiff friction at any

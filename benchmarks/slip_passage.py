@@ -2,7 +2,8 @@
 
     python benchmarks/slip_passage.py [--variants paper no-friction coulomb-0.1 coulomb-1e-3 ambrosio-cloth
                                        alciatore-balls]
-                                      [--contact-steps] [--passage-step C] [--friction-step C] [--time 0.1146]
+                                      [--contact-steps] [--passage-step C] [--friction-step C] [--guard FACTOR]
+                                      [--time 0.1146]
                                       [--rtols 1e-6 1e-8 1e-10 1e-12]
 
 The break with two balls (``billiard.table_model(p, balls=2)``, ``break_state``: the cue ball sliding at

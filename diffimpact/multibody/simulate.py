@@ -1133,7 +1133,7 @@ class _FrictionGuard(WrappedSolver):
     differentiated computes nothing more. Only accepted steps count (a
     rejected trial step may be as long as it likes):
 
-    * forward mode (``reverse`` false; also what ``jax.linearize`` runs): a
+    * forward mode (``reverse`` false): a
       ``jax.custom_jvp`` whose rule flags the step in the solver's state,
       which diffrax keeps only for accepted steps; the segment raises at its
       end where a step was flagged;
