@@ -1178,6 +1178,18 @@ class _FrictionGuard(WrappedSolver):
         return y1, y_error, dense_info, (state, flagged), result
 
 
+def _stages_loop(solver, adjoint):
+    """``solver`` with the stages' loop that ``adjoint`` differentiates set, as diffrax sets it for a Runge–Kutta
+    solver in forward mode (``ForwardMode``: "lax"; ``DirectAdjoint``: "bounded"; the default, checkpointed for
+    reverse mode, has no forward-mode derivative). diffrax sets it through a wrapper of the solver, but its
+    solvers' metaclass looks one wrapper in, and with the friction guard a formulation's wrapper
+    (``DirectCorrection``'s projection) is the second."""
+    kind = {dfx.ForwardMode: "lax", dfx.DirectAdjoint: "bounded"}.get(type(adjoint))
+    if kind is None or not isinstance(solver, dfx.AbstractRungeKutta) or solver.scan_kind is not None:
+        return solver
+    return eqx.tree_at(lambda s: s.scan_kind, solver, kind, is_leaf=lambda x: x is None)
+
+
 def _tangent_flagged(y1, unstable, model, y0, h):
     """(``y1``, False); differentiated, (``y1``, ``unstable(model, y0, h)``) with ``y1``'s tangent unchanged."""
     arrays, static = eqx.partition(model, eqx.is_array)
@@ -1605,6 +1617,8 @@ def _simulate_events(
     adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
     guard = _friction_guard(solver, friction_steps) if frictional else None
+    if guard is not None:
+        solver = _stages_loop(solver, adjoint)
 
     def wrapped_solver(model):
         wrapped = formulation.wrap_solver(model, solver)
