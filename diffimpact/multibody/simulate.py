@@ -1617,14 +1617,14 @@ def _simulate_events(
     adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
     guard = _friction_guard(solver, friction_steps) if frictional else None
+    reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
+    flags = guard is not None and not reverse  # (forward mode: the guard's flags, read at each segment's end)
     if guard is not None:
         solver = _stages_loop(solver, adjoint)
 
     def wrapped_solver(model):
         wrapped = formulation.wrap_solver(model, solver)
-        if guard is None:
-            return wrapped
-        return _FrictionGuard(wrapped, frictional, guard, isinstance(adjoint, dfx.RecursiveCheckpointAdjoint))
+        return wrapped if guard is None else _FrictionGuard(wrapped, frictional, guard, reverse)
 
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
@@ -1677,7 +1677,7 @@ def _simulate_events(
                 saveat=dfx.SaveAt(
                     subs=(dfx.SubSaveAt(ts=ahead, fn=to_save), dfx.SubSaveAt(t1=True)),
                     controller_state=adaptive,
-                    solver_state=guard is not None,
+                    solver_state=flags,
                 ),
                 stepsize_controller=controller,
                 event=event,
@@ -1686,7 +1686,7 @@ def _simulate_events(
                 progress_meter=_meter(progress, state0.t, t_end, t0, horizon),
             )
             t1 = solution.ts[1][0]
-            if guard is not None:  # a forward-mode derivative's accepted steps flagged by ``_FrictionGuard``
+            if flags:  # a forward-mode derivative's accepted steps flagged by ``_FrictionGuard``
                 t1 = eqx.error_if(t1, solution.solver_state[1], _FRICTION_GUARD_MESSAGE)
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
