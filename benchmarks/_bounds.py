@@ -1,16 +1,18 @@
-"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``)
-and its friction guard (``FRICTION_GUARD``)."""
+"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``),
+its friction guard (``FRICTION_GUARD``) and its spin bound (``SPIN_STEP``)."""
 
 import sys
 
 
 def add_options(parser):
-    """``--friction-step C``, ``--passage-step C`` (``inf``: that bound left out) and ``--guard FACTOR`` (``inf``: a
-    derivative through steps unstable on the friction is not stopped)."""
+    """``--friction-step C``, ``--passage-step C``, ``--spin-step ANGLE`` (``inf``: that bound left out) and ``--guard
+    FACTOR`` (``inf``: a derivative through steps unstable on the friction is not stopped)."""
     parser.add_argument("--friction-step", type=float, default=None, metavar="C",
                         help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
     parser.add_argument("--passage-step", type=float, default=None, metavar="C",
                         help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
+    parser.add_argument("--spin-step", type=float, default=None, metavar="ANGLE",
+                        help="simulate's SPIN_STEP for this process (rad; inf: no bound on the spatial bodies' turns)")
     parser.add_argument("--guard", type=float, default=None, metavar="FACTOR",
                         help="simulate's FRICTION_GUARD for this process (inf: derivatives not stopped at steps "
                              "unstable on the friction)")
@@ -24,6 +26,8 @@ def apply(args):
         module.FRICTION_STEP = args.friction_step
     if args.passage_step is not None:
         module.PASSAGE_STEP = args.passage_step
+    if args.spin_step is not None:
+        module.SPIN_STEP = args.spin_step
     if args.guard is not None:
         module.FRICTION_GUARD = args.guard
     return module

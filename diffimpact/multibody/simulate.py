@@ -66,6 +66,14 @@ turned to approach) has its turning point due on entering the near zone,
 where the segment ends and the status is set right. Segments then grow
 with the impacts and the near approaches, not with the pairs.
 
+Fast spins (``SPIN_STEP``). In a run with contacts, an adaptive step turns
+no spatial body by more than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω|
+of the fastest body). The error control alone does not bound a free
+rotation's turn: at rtol = 1e-3 a ball spinning at 490 rad/s, in the air or
+falling through a pocket, took steps of about 2.4 rad, gained energy at every
+step, and its Euler parameters left unit length until the run stalled
+(docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian").
+
 Only the closed contacts push (``max_closed``). Inside ``simulate`` a
 contact exerts its force only while closed, and the closed set changes only
 at events, so with ``max_closed`` each segment gathers the closed members
@@ -260,6 +268,7 @@ from diffimpact.multibody.contact import (
     resolve_at_onset,
 )
 from diffimpact.multibody import _progress
+from diffimpact.multibody.bodies import SpatialBody
 from diffimpact.multibody.formulations import Formulation, WrappedSolver, project
 from diffimpact.multibody.model import Model, State
 
@@ -279,6 +288,10 @@ IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
 PASSAGE_STEP = 0.1
 #: h |δ̇| / max(δ, atol) of ``contact_steps``: each step moves a closed contact by at most this part of its depth
 CONTACT_STEP = 0.5
+#: h |ω| in a run with contacts: an adaptive step turns no spatial body by more than this angle (rad). The error
+#: control alone lets a ball spinning freely at 490 rad/s turn 2 rad a step at rtol = 1e-3 and gain energy every
+#: step (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
+SPIN_STEP = 1.0
 
 #: Most save times one segment carries: a segment that reaches the last of its window without an event ends
 #: there, and the next carries the following ones. A segment's cost grows with the save times it carries
@@ -1233,9 +1246,9 @@ _FRICTION_GUARD_MESSAGE = (
     "(or integrate the friction implicitly: an IMEX solver)")
 
 
-def _step_bound(families, t, y, args, near, friction, contact, floor):
-    """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``)
-    and the closed contacts' depths (``contact``).
+def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
+    """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``),
+    the closed contacts' depths (``contact``) and the spatial bodies' spins (``spin``).
 
     With a near distance d_n: min over the approaching open contacts of
     max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
@@ -1243,7 +1256,8 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
     zero-force separation moves the gap fast while the bodies do not move.
     With ``friction``, the solver's h λ_F (``_friction_step``): that over the
     largest of the bodies' summed ``Contact.slip_rates``. With ``contact_steps``: min over the
-    closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|.
+    closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``: ``SPIN_STEP`` over the largest
+    angular speed of the bodies, |ω| = 2 |ṗ|/|p| (spatial bodies: ṗ = ½ Eᵀ ω).
     """
     model, status, _, _, _, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
@@ -1265,6 +1279,9 @@ def _step_bound(families, t, y, args, near, friction, contact, floor):
             bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction is not None:
         bounds.append(friction / _friction_rate(model, families, q, v))
+    if spin:
+        speeds = 2.0 * jnp.linalg.norm(v[:, 3:], axis=1) / jnp.linalg.norm(q[:, 3:], axis=1)
+        bounds.append(SPIN_STEP / jnp.max(speeds))
     return jnp.min(jnp.stack(bounds))
 
 
@@ -1332,9 +1349,9 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     the step size the controller proposed at the end of the last segment
     (``args[6]``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
-    at the segment's end (``SaveAt(controller_state=True)``). With a
-    ``near_distance`` (``near``), ``friction_steps`` (``friction``) or ``contact_steps`` (``contact``), every
-    step is also bounded by ``_step_bound``: the bound at the end of each
+    at the segment's end (``SaveAt(controller_state=True)``). With spatial
+    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``) or
+    ``contact_steps`` (``contact``), every step is also bounded by ``_step_bound``: the bound at the end of each
     accepted step limits the next one; a rejected step is retried shorter
     than it was, so within the bound of the last accepted state. With
     ``friction_steps`` a step the error control accepts is also rejected
@@ -1353,6 +1370,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     friction: bool = eqx.field(static=True)
     contact: bool = eqx.field(static=True)
     friction_step: float = eqx.field(static=True)
+    spin: bool = eqx.field(static=True)
 
     @property
     def stability(self):
@@ -1361,7 +1379,7 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
 
     @property
     def bounded(self):
-        return self.near or self.stability or self.contact
+        return self.near or self.stability or self.contact or self.spin
 
     @property
     def rtol(self):
@@ -1380,11 +1398,11 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
             _step_bound(self.families, t, y, args, self.near, self.friction_step,
-                        self.contact, self.controller.atol))
+                        self.contact, self.controller.atol, self.spin))
 
     def wrap(self, direction):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.contact, self.friction_step)
+                                  self.contact, self.friction_step, self.spin)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         hint = jax.lax.stop_gradient(args[6])
@@ -1612,8 +1630,9 @@ def _simulate_events(
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     imex = isinstance(solver, IMEX_SOLVERS)
     if isinstance(controller, dfx.PIDController):
+        spin = isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(SPIN_STEP))
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
-                                        contact_steps, _friction_step(solver) if friction_steps else None)
+                                        contact_steps, _friction_step(solver) if friction_steps else None, spin)
     adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
     guard = _friction_guard(solver, friction_steps) if frictional else None

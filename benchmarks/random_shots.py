@@ -1,0 +1,136 @@
+"""Benchmark: random shots on the full 16-ball table, checked for what any shot must keep.
+
+    python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
+                                      [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
+
+Each shot places the 16 balls of ``billiard.RACK_BALLS`` at random on the
+table (uniform, at least 2.05 R apart and clear of the cushions and
+pockets) and runs it with ``reproduce break``'s settings
+(``table.integrate``) for ``--duration`` s. ``--mode cue``: the cue ball
+alone moves, at 0.5–10 m/s in a random direction, with top or back spin of
+−1 to 1.2 times its rolling spin and side spin of ±1 times it; ``many``: the
+cue ball at 1–12 m/s and each other ball, with probability 0.4, at 0.5–10 m/s,
+every moving ball with a random spin of 0.7 times its rolling spin per
+component. Each line: the run's time, accepted steps and contact events,
+the energy at the start and end and its largest rise above its earlier
+maximum, the largest overlap of two balls, the highest a ball got above its
+resting height, the largest drift of the balls' Euler parameters off unit
+length, pocketed balls and balls that flew off the table. A shot is marked
+BAD where its run failed (the error's last line), a state was not finite,
+the energy rose by more than 1e-6 of its start, two balls overlapped by more
+than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
+run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
+``simulate``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
+instead of ``table.FORMULATION``'s. docs/RESULTS.md, "Fast spins: a step turns a
+ball by at most a radian".
+"""
+
+import argparse
+import dataclasses
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import _bounds
+from diffimpact.multibody import Baumgarte, simulate
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+MAX_EVENTS = 2000
+
+
+def layout(rng, p):
+    """16 centres, uniform on the table, at least 2.05 R apart, clear of the cushions and the pockets."""
+    half_length, half_width = p.table_length / 2 - 1.2 * p.radius, p.table_width / 2 - 1.2 * p.radius
+    while True:
+        centres = np.column_stack([rng.uniform(-half_length, half_length, 16), rng.uniform(-half_width, half_width, 16)])
+        apart = np.linalg.norm(centres[:, None] - centres[None], axis=-1) + np.eye(16)
+        if apart.min() > 2.05 * p.radius and np.asarray(billiard.pocket_depth(p, centres)).max() < -p.radius:
+            return centres
+
+
+def shot(rng, p, mode):
+    """A random shot's (centres, velocities, spins)."""
+    centres = layout(rng, p)
+    if mode == "many":
+        speeds = rng.uniform(0.5, 10.0, 16) * (rng.uniform(size=16) < 0.4)
+        speeds[0] = rng.uniform(1.0, 12.0)
+        spins = rng.normal(0.0, 1.0, (16, 3)) * 0.7 * speeds[:, None] / p.radius
+    else:
+        speeds = np.zeros(16)
+        speeds[0] = rng.uniform(0.5, 10.0)
+    angles = rng.uniform(0.0, 2 * np.pi, 16)
+    velocities = speeds[:, None] * np.column_stack([np.cos(angles), np.sin(angles)])
+    if mode != "many":
+        rolling = np.asarray(billiard.rolling_spin(p, velocities[0]))
+        spins = np.zeros((16, 3))
+        spins[0] = rng.uniform(-1.0, 1.2) * rolling + [0.0, 0.0, rng.uniform(-1.0, 1.0) * speeds[0] / p.radius]
+    return centres, velocities, spins
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--shots", type=int, default=15)
+    parser.add_argument("--mode", choices=("cue", "many"), default="cue")
+    parser.add_argument("--duration", type=float, default=3.0, help="simulated time (s)")
+    parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA")
+    parser.add_argument("--max-steps", type=int, default=table.MAX_STEPS)
+    parser.add_argument("--baumgarte", type=float, default=None, metavar="ALPHA",
+                        help="Baumgarte's α = β (1/s) instead of table.FORMULATION's")
+    _bounds.add_options(parser)
+    args = parser.parse_args()
+    _bounds.apply(args)
+    p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
+    model = billiard.table_model(p)
+    settings = dict(table.settings(model), max_steps=args.max_steps)
+    formulation = table.FORMULATION if args.baumgarte is None else Baumgarte(args.baumgarte, args.baumgarte)
+    run = eqx.filter_jit(lambda state, times: simulate(model, state, times, formulation, max_events=MAX_EVENTS,
+                                                       **settings))
+    times = table.save_times(args.duration)
+    rng = np.random.default_rng(args.seed)
+    names = billiard.RACK_BALLS
+    rails = np.array([p.table_length, p.table_width]) / 2 + 2 * p.radius
+    print(f"{args.shots} random shots ({args.mode}), seed {args.seed}, {args.duration:g} s each, cloth damping ratio "
+          f"{args.cloth_damping_ratio:g}, Baumgarte α = β = {float(formulation.alpha):g}, max_steps {args.max_steps}; "
+          "the first run's time includes compiling")
+    bad = 0
+    for k in range(args.shots):
+        centres, velocities, spins = shot(rng, p, args.mode)
+        state = billiard.table_state(p, centres, velocities, spins)
+        start = time.perf_counter()
+        try:
+            result = jax.block_until_ready(run(state, times))
+        except Exception as error:  # noqa: BLE001 (a benchmark reports every failure and goes on)
+            bad += 1
+            last = [line for line in str(error).splitlines() if "Error" in line][-1:]
+            print(f"  {k:3d} BAD  failed after {time.perf_counter() - start:.1f} s: {last}; cue ball at "
+                  f"{np.round(centres[0], 4).tolist()} m, {np.round(velocities[0], 3).tolist()} m/s, spinning at "
+                  f"{np.round(spins[0], 1).tolist()} rad/s", flush=True)
+            continue
+        seconds = time.perf_counter() - start
+        q = np.asarray(result.q).reshape(len(times), 16, 7)
+        energy = np.asarray(result.energy)
+        rise = np.max(energy - np.maximum.accumulate(energy))
+        centre = q[:, :, :3]
+        apart = np.linalg.norm(centre[:, :, None] - centre[:, None], axis=-1) + np.eye(16)
+        overlap = np.max(2 * p.radius - apart)
+        drift = np.abs(np.linalg.norm(q[:, :, 3:], axis=-1) - 1).max()
+        pocketed = billiard.pocketed(p, result)
+        gone = {ball for _, ball, _ in pocketed}
+        flew = [names[i] for i in range(16) if names[i] not in gone and (np.abs(centre[:, i, :2]) > rails).any()]
+        events = int(result.events.count)
+        failed = (not np.isfinite(q).all() or rise > 1e-6 * energy[0] or overlap > 1e-3 or events >= MAX_EVENTS)
+        bad += failed
+        print(f"  {k:3d} {'BAD ' if failed else 'ok  '} run {seconds:6.2f} s, {int(result.steps):6d} steps, "
+              f"{events:4d} events, energy {energy[0]:6.3f} → {energy[-1]:6.3f} J (rise {rise:.1e}), "
+              f"overlap {1e3 * overlap:6.3f} mm, highest {1e3 * (centre[:, :, 2].max() - p.resting_height()):7.1f} mm, "
+              f"drift {drift:.1e}, pocketed {len(pocketed)}, flew off {flew}", flush=True)
+    print(f"{bad} of {args.shots} shots BAD")
+
+
+if __name__ == "__main__":
+    main()
