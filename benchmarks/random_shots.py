@@ -15,7 +15,7 @@ component. Each line: the run's time, accepted steps and contact events,
 the energy at the start and end and its largest rise above its earlier
 maximum, the largest overlap of two balls, the highest a ball got above its
 resting height, the largest drift of the balls' Euler parameters off unit
-length, pocketed balls and balls that flew off the table. A shot is marked
+length, pocketed balls (when, which pocket) and balls that flew off the table. A shot is marked
 BAD where its run failed (the error's last line), a state was not finite,
 the energy rose by more than 1e-6 of its start, two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
@@ -128,7 +128,8 @@ def main():
         print(f"  {k:3d} {'BAD ' if failed else 'ok  '} run {seconds:6.2f} s, {int(result.steps):6d} steps, "
               f"{events:4d} events, energy {energy[0]:6.3f} → {energy[-1]:6.3f} J (rise {rise:.1e}), "
               f"overlap {1e3 * overlap:6.3f} mm, highest {1e3 * (centre[:, :, 2].max() - p.resting_height()):7.1f} mm, "
-              f"drift {drift:.1e}, pocketed {len(pocketed)}, flew off {flew}", flush=True)
+              f"drift {drift:.1e}, pocketed {[f'{ball} {t:.3f} s {pocket}' for t, ball, pocket in pocketed]}, "
+              f"flew off {flew}", flush=True)
     print(f"{bad} of {args.shots} shots BAD")
 
 
