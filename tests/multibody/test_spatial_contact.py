@@ -134,8 +134,8 @@ def test_a_ball_spinning_fast_far_from_its_contact_keeps_its_spin_and_energy_at_
 
     Without that bound the error control alone took steps of about 2 rad and the energy grew every step
     (``python benchmarks/spinning_ball.py``, docs/RESULTS.md, "Fast spins: a step turns a ball by at most a
-    radian"); the ball on the table that flew off a cushion spinning so lost its Euler parameters' unit length and
-    stalled the run.
+    radian"); on the table, a cue ball that fell spinning through a pocket (``benchmarks/random_shots.py``, seed 1,
+    shot 5) so lost its Euler parameters' unit length and stalled the run.
     """
     omega = 490.0 * np.array([-0.72, 0.25, 0.65]) / np.linalg.norm([-0.72, 0.25, 0.65])
     state = state_of(ball_block(NORMAL, np.zeros(3), omega))  # 1 m from the plane, at rest, no gravity
