@@ -4,7 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
-                                        [--guard FACTOR]
+                                        [--guard FACTOR] [--spin-step ANGLE]
                                         [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
@@ -62,6 +62,8 @@ of times from this one process. Measured:
    set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
    two bounds the steps of the runs with ``friction_steps`` come from;
+   ``--spin-step ANGLE`` sets its ``SPIN_STEP`` (``inf``: no bound on the
+   balls' turns a step);
    ``--guard FACTOR`` sets its ``FRICTION_GUARD`` (the runs without
    ``friction_steps`` whose derivatives stop with the friction guard's error
    say so; ``inf``: no guard, the derivatives as the steps give them).

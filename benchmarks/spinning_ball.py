@@ -2,7 +2,7 @@
 
     python benchmarks/spinning_ball.py [--speed 490] [--duration 1] [--rtol 1e-3] [--spin-steps inf 2 1 0.5 0.25]
 
-One ball (57.15 mm, 170 g, J = 2mR²/5) 1 m from a plane it never reaches,
+One ball (``billiard.ball``: 57.15 mm, 170 g, J = 5.5e-5 kg m²) 1 m from a plane it never reaches,
 without gravity, spinning at ``--speed`` rad/s about a tilted axis: a
 torque-free sphere, whose spin and energy stay as they start. ``simulate``
 (Lagrange multipliers, Tsit5, ``--rtol``, atol = 1e-6) at each of
@@ -26,15 +26,14 @@ from diffimpact.multibody import (
     Contact,
     LagrangeMultipliers,
     Model,
-    SpatialBody,
     SpherePlane,
     State,
     angular_velocity,
     euler_rates,
     simulate,
 )
+from diffimpact.scenes import billiard
 
-MASS, RADIUS = 0.17, 0.028575
 AXIS = np.array([-0.72, 0.25, 0.65]) / np.linalg.norm([-0.72, 0.25, 0.65])
 
 
@@ -46,10 +45,10 @@ def main():
     parser.add_argument("--spin-steps", type=float, nargs="+", default=[np.inf, 2.0, 1.0, 0.5, 0.25])
     args = parser.parse_args()
     module = sys.modules["diffimpact.multibody.simulate"]
-    ball = SpatialBody(MASS, np.full(3, 0.4 * MASS * RADIUS**2), name="ball")
-    floor = Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, None, RADIUS),
+    p = billiard.Parameters()
+    floor = Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, None, p.radius),
                     HertzLinearDamper(1e8, 1.5, 50.0))
-    model = Model([ball], [], [floor])
+    model = Model([billiard.ball(p)], [], [floor])
     unit = jnp.array([1.0, 0.0, 0.0, 0.0])
     omega = args.speed * AXIS
     state = State(jnp.concatenate([jnp.array([0.0, 0.0, 1.0]), unit]),
