@@ -10,8 +10,11 @@ a couple of moment n (two opposite forces at ±s, as contact forces enter:
 acceleration is that of its orientation matrix, which normalises p: ω̇ =
 2 E p̈ / pᵀp (ṗ = 0; ``bodies.point_velocity``'s ω). Exact: ω̇ = n/J at any
 |p|. Printed: ω̇ over n/J, and the moment of inertia that answer amounts to,
-J_eff/J. docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian"
-(the drift is the table's: ``random_shots.py``).
+J_eff/J: 1 at every |p| since the spatial bodies' mass matrix and forces are
+those of the rotation of p/|p| (``diffimpact.multibody.bodies``); with the
+paper's M = 4 Gᵀ J' G it was |p|⁴. docs/RESULTS.md, "Fast spins: a step turns
+a ball by at most a radian" and "A drift of |p| no longer changes J" (the
+drift is the table's: ``random_shots.py``).
 """
 
 import argparse

@@ -21,6 +21,20 @@ Each body owns a block of the generalised coordinates q.
   (``constraints.EulerParameters``, added by ``Model`` for every spatial
   body) closes the saddle-point system of eq. (2.20).
 
+  These are the paper's forms on pᵀp = 1. Off it (integration and
+  stabilisation let |p| drift), this module uses the rotation of p/|p|
+  throughout: A = E Gᵀ / pᵀp (``euler_rotation``) and its exact rate
+  ω' = B ṗ, B = 2 G / pᵀp (G(p) p = 0, so the part of ṗ along p turns
+  nothing). The mass matrix, forces and energy follow from this ω' by
+  virtual power: M_i = diag(m I, Bᵀ J' B) = diag(m I, 4 Gᵀ J' G / (pᵀp)²),
+  a torque enters as Bᵀ Aᵀ n = 2 Eᵀ n / pᵀp, and the velocity-dependent
+  force is Bᵀ(−ω̃' J' ω' − J' Ḃ ṗ) with Ḃ ṗ = −2 (pᵀṗ) ω' / pᵀp (G(ṗ) ṗ = 0).
+  Then Gᵀ-rows of eq. (2.20) are Euler's equations J' ω̇' + ω̃' J' ω' = n'
+  at any |p| and any pᵀṗ: a drift of |p| moves the rotation's
+  bookkeeping, never the body's answer to a torque. With the paper's
+  unnormalised forms a ball at |p| = 1.05 answers as if its moment of
+  inertia were J |p|⁴ = 1.22 J (``benchmarks/euler_drift.py``).
+
 ``orientation`` and ``point_position`` work on either kind of block; they
 dispatch on its static length (3: planar, 7: spatial).
 """
@@ -107,8 +121,9 @@ def euler_rates(p, angular_velocity):
 
 
 def euler_torque(p, torque):
-    """Generalised force 2 Gᵀ Aᵀ n = 2 Eᵀ n on the Euler parameters of a global torque n (N m)."""
-    return 2.0 * matvec(euler_e(p).T, jnp.asarray(torque, dtype=float))
+    """Generalised force Bᵀ Aᵀ n = 2 Eᵀ n / pᵀp on the Euler parameters of a global torque n (N m)."""
+    p = jnp.asarray(p)
+    return 2.0 * matvec(euler_e(p).T, jnp.asarray(torque, dtype=float)) / dot(p, p)
 
 
 def _is_spatial(coordinates):
@@ -169,9 +184,7 @@ def point_velocity(coordinates, velocities, point):
     coordinates, velocities = jnp.asarray(coordinates), jnp.asarray(velocities)
     arm = point - position(coordinates)
     if _is_spatial(coordinates):
-        p = coordinates[3:]
-        omega = 2.0 * matvec(euler_e(p), velocities[3:]) / dot(p, p)
-        return velocities[:3] + jnp.cross(omega, arm)
+        return velocities[:3] + jnp.cross(angular_velocity(coordinates, velocities), arm)
     return velocities[:2] + velocities[2] * jnp.stack([-arm[1], arm[0]])
 
 
@@ -201,16 +214,21 @@ def global_direction(q, body, vector):
 
 
 def angular_velocity(coordinates, velocities, body_frame=False):
-    """Angular velocity of a spatial body (rad/s): ω = 2 E ṗ (global) or ω' = 2 G ṗ (body frame)."""
+    """Angular velocity of a spatial body (rad/s): ω = 2 E ṗ / pᵀp (global) or ω' = 2 G ṗ / pᵀp (body frame).
+
+    The rate of the rotation ``euler_rotation`` of p/|p|: 2 E ṗ and 2 G ṗ on the unit sphere.
+    """
     p, rate = coordinates[3:], velocities[3:]
-    return 2.0 * matvec(euler_g(p) if body_frame else euler_e(p), rate)
+    return 2.0 * matvec(euler_g(p) if body_frame else euler_e(p), rate) / dot(p, p)
 
 
 def _spatial_gyroscopic_force(inertia, q, v):
     """``SpatialBody.gyroscopic_force`` of a body of inertia J'."""
-    g = euler_g(q[3:])
-    omega = 2.0 * matvec(g, v[3:])
-    return jnp.concatenate([jnp.zeros(3), -2.0 * matvec(g.T, jnp.cross(omega, matvec(inertia, omega)))])
+    p, rate = q[3:], v[3:]
+    norm, g = dot(p, p), euler_g(p)
+    omega = 2.0 * matvec(g, rate) / norm
+    moment = -jnp.cross(omega, matvec(inertia, omega)) + 2.0 * dot(p, rate) / norm * matvec(inertia, omega)
+    return jnp.concatenate([jnp.zeros(3), 2.0 * matvec(g.T, moment) / norm])
 
 
 def gyroscopic_forces(bodies, q, v):
@@ -375,15 +393,17 @@ class SpatialBody(Body):
         self.inertia = _check_inertia(f"{name}.inertia", inertia)
 
     def mass_matrix(self, q):
-        """diag(m I, 4 Gᵀ J' G): eq. (2.14) for the velocities (ṙ, ṗ)."""
-        g = euler_g(q[3:])
-        return jax.scipy.linalg.block_diag(self.mass * jnp.eye(3), 4.0 * matmul(g.T, matmul(self.inertia, g)))
+        """diag(m I, 4 Gᵀ J' G / (pᵀp)²): eq. (2.14) for the velocities (ṙ, ṗ), with A normalising p."""
+        g, norm = euler_g(q[3:]), dot(q[3:], q[3:])
+        return jax.scipy.linalg.block_diag(
+            self.mass * jnp.eye(3), 4.0 * matmul(g.T, matmul(self.inertia, g)) / norm**2)
 
     def gyroscopic_force(self, q, v):
-        """(0, 2 Gᵀ(−ω̃' J' ω')): the term −ω̃ J ω of eq. (2.16) on the Euler parameters.
+        """(0, Bᵀ(−ω̃' J' ω' + 2 (pᵀṗ) J' ω' / pᵀp)): the term −ω̃ J ω of eq. (2.16) on the Euler parameters.
 
-        It differs from the Lagrangian −8 Ġᵀ J' G ṗ only along p, which the
-        multiplier of pᵀp = 1 absorbs.
+        B = 2 G / pᵀp (module docstring); the second term is −J' Ḃ ṗ and vanishes on pᵀṗ = 0. It differs from
+        the force of Lagrange's equations of the kinetic energy only along p, which the multiplier of
+        pᵀp = 1 absorbs.
         """
         return _spatial_gyroscopic_force(self.inertia, q, v)
 

@@ -65,14 +65,14 @@ def _inverse3(matrix):
 def _normalised_acceleration(mass, inertia, q, force, rhs):
     """v̇ of one spatial body constrained by its Euler-parameter normalisation alone: eq. (2.20) in closed form.
 
-    M = diag(m I, 4 Gᵀ J' G), D = (0, 2 pᵀ), D v̇ = ``rhs``. With G Gᵀ = pᵀp I, G p = 0 and
-    Gᵀ G = pᵀp I − p pᵀ (any p ≠ 0; ``bodies.euler_g``), the solution is r̈ = f_r / m and
-    p̈ = Gᵀ J'⁻¹ G f_p / (4 (pᵀp)²) + rhs p / (2 pᵀp): p̈ = Gᵀ x + μ p, the rows G of the first block
+    M = diag(m I, 4 Gᵀ J' G / (pᵀp)²) (``SpatialBody.mass_matrix``), D = (0, 2 pᵀ), D v̇ = ``rhs``. With
+    G Gᵀ = pᵀp I, G p = 0 and Gᵀ G = pᵀp I − p pᵀ (any p ≠ 0; ``bodies.euler_g``), the solution is
+    r̈ = f_r / m and p̈ = Gᵀ J'⁻¹ G f_p / 4 + rhs p / (2 pᵀp): p̈ = Gᵀ x + μ p, the rows G of the first block
     equation give x, the constraint row μ.
     """
     p, norm = q[3:], dot(q[3:], q[3:])
     g = euler_g(p)
-    angular = matvec(_inverse3(inertia), matvec(g, force[3:])) / (4.0 * norm**2)
+    angular = matvec(_inverse3(inertia), matvec(g, force[3:])) / 4.0
     return jnp.concatenate([force[:3] / mass, matvec(g.T, angular) + rhs * p / (2.0 * norm)])
 
 

@@ -22,15 +22,16 @@ off unit length, max | |p| − 1 |. ``quick``: 0.3 s instead of 4 s.
 Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
 these tolerances: the solver's error in ṗ along p (an allowed 1e-3 of |ṗ| ≈
 ω/2, some 100 1/s for a rolling ball) is never corrected by the Lagrange
-multipliers, so |p| is 3 % off unit length 0.3 s into the break and up to
-2.9 times it by 4 s (``python benchmarks/break_events.py --formulation
-lagrange --duration 0.3``, ``--duration 4``). The orientation matrix
-normalises p, but the inertia in M = 4 Gᵀ J' G grows as |p|⁴, so the spins
-answer the contact torques wrongly, and the 4-s run with the near distance
-went unstable (the energy rose 2.7e4 J above its start; every ball fell
-through the cloth after 1.24 s). Baumgarte's feedback at α = β = 20 (the top
-of the range the paper cites, §2.3) holds the drift to 2 % over the 4 s, the
-energy only falling (the same benchmark without ``--formulation``).
+multipliers, so |p| leaves 1 and keeps leaving: 42 by 4 s of the break
+(``python benchmarks/break_events.py --formulation lagrange --duration 4``).
+The motion does not see it: the rotation, the spins and the inertia are
+those of p/|p| (``diffimpact.multibody.bodies``). But a run should not carry
+coordinates that grow without bound, and Baumgarte's feedback at α = β = 20
+(the top of the range the paper cites, §2.3) holds |p| within 3 % of 1 over
+the 4 s (the same benchmark without ``--formulation``), the energy only
+falling. (With the paper's unnormalised M = 4 Gᵀ J' G the inertia grew as
+|p|⁴ and the 4-s run under the Lagrange multipliers went unstable:
+docs/RESULTS.md, "The Euler parameters drift under the Lagrange multipliers".)
 """
 
 from pathlib import Path

@@ -74,6 +74,49 @@ def test_mass_matrix_gives_rigid_body_kinetic_energy_and_gyroscopic_force_is_lag
     np.testing.assert_allclose(body.angular_momentum(q, v), A @ INERTIA @ omega_body + 2.0 * np.cross(q[:3], v[:3]))
 
 
+def test_off_the_unit_sphere_a_body_still_answers_by_eulers_equations_and_lagrange():
+    """At |p| ≠ 1 and pᵀṗ ≠ 0 (drift), v̇ of eq. (2.20) turns the body by J' ω̇' = n' − ω' × J' ω'.
+
+    ω' is the rate of A(p/|p|). Checked against Euler's equations written here (J' ω̇' of the torque of two
+    point forces), and the gyroscopic force against Lagrange's equations of T = ½ ω'ᵀ J' ω' by autodiff
+    (equal up to the direction p, which the multiplier takes).
+    """
+    body = SpatialBody(2.0, INERTIA, name="block")
+    model = Model([body])
+    rng = np.random.default_rng(11)
+    for drift in (1.1, 0.9):
+        p = drift * euler_parameters([1.0, -2.0, 0.5], 2.3)
+        q = jnp.concatenate([jnp.array([0.3, 0.1, -0.2]), p])
+        v = jnp.asarray(rng.standard_normal(7))
+        assert abs(float(p @ v[3:])) > 0.1  # a rate along p too
+        arm, force = jnp.asarray(rng.standard_normal(3)), jnp.asarray(rng.standard_normal(3))
+        applied = point_force(q, q[:3] + arm, force) + point_force(q, q[:3] - arm, -force)
+        generalised = applied + body.gyroscopic_force(q, v)
+        rhs = model.gamma(q, v, 0.0)
+        for acceleration in (formulations.constrained_acceleration(model, q, 0.0, generalised, rhs),
+                             formulations._saddle_point_solve(model.mass_matrix(q), model.jacobian(q, 0.0),
+                                                              generalised, rhs)):
+            _, rate = jax.jvp(lambda x, y: angular_velocity(x, y, body_frame=True), (q, v), (v, acceleration))
+            A = np.asarray(euler_rotation(p))
+            omega = np.asarray(angular_velocity(q, v, body_frame=True))
+            torque = A.T @ np.cross(2 * np.asarray(arm), np.asarray(force))
+            euler = np.linalg.solve(INERTIA, torque - np.cross(omega, INERTIA @ omega))
+            np.testing.assert_allclose(rate, euler, rtol=1e-12, atol=1e-12 * np.max(np.abs(euler)))
+
+        def kinetic(x, y):
+            omega = 2.0 * euler_g(x) @ y / (x @ x)
+            return 0.5 * omega @ INERTIA @ omega
+
+        p_rate = v[3:]
+        momentum = lambda x: jax.grad(kinetic, argnums=1)(x, p_rate)
+        lagrangian = jax.grad(kinetic, argnums=0)(p, p_rate) - jax.jvp(momentum, (p,), (p_rate,))[1]
+        gyroscopic = body.gyroscopic_force(q, v)[3:]
+        turning = np.max(np.abs(euler_g(p) @ lagrangian))
+        assert turning > 0.1
+        np.testing.assert_allclose(euler_g(p) @ (lagrangian - gyroscopic), 0.0, atol=1e-13 * turning)
+        np.testing.assert_allclose(body.kinetic_energy(q, v), 0.5 * 2.0 * v[:3] @ v[:3] + kinetic(p, p_rate), rtol=1e-14)
+
+
 def test_gamma_of_spatial_joints_matches_second_difference(check_gamma):
     bodies = [SpatialBody(1.0, [0.1, 0.2, 0.25], name="a"), SpatialBody(2.0, INERTIA, name="b"),
               SpatialBody(1.5, [0.3, 0.3, 0.3], name="c")]

@@ -28,10 +28,6 @@ def quick_break(tmp_path_factory):
 def test_quick_break_writes_its_files_and_loses_energy(quick_break):
     summary, tmp_path = quick_break
     assert "16-ball break" in summary
-    # Baumgarte's feedback holds the balls' Euler parameters near unit length (the Lagrange multipliers let
-    # |p| drift by 3 % within the 0.3 s: the module docstring of the study)
-    drift = float(re.search(r"max \| \|p\| − 1 \|: (\S+)", summary).group(1))
-    assert drift < 0.01
     columns = read_csv(tmp_path / "break.csv")
     energy = columns["energy_J"]
     # friction and the collisions only dissipate, up to the integration error between saves: rtol × E
