@@ -21,8 +21,13 @@ the energy rose by more than 1e-6 of its start, two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
 ``simulate``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
-instead of ``table.FORMULATION``'s. docs/RESULTS.md, "Fast spins: a step turns a
-ball by at most a radian".
+instead of ``table.FORMULATION``'s. ``--reference RTOL`` also runs each shot
+at rtol = RTOL (atol = RTOL/1000) and reports how far the run is from it at
+the end: the largest error of a ball's centre (mm), velocity (m/s) and spin
+(rad/s), and the same where the two runs part least, at ``--reference-time`` s
+(default: the end; a table of many collisions is chaotic, so errors at the
+end can be the split of a collision and say little of the integration).
+docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
 """
 
 import argparse
@@ -35,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import _bounds
-from diffimpact.multibody import Baumgarte, simulate
+from diffimpact.multibody import Baumgarte, angular_velocity, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -71,6 +76,11 @@ def shot(rng, p, mode):
     return centres, velocities, spins
 
 
+def _spins(q, v):
+    """Every ball's angular velocity (rad/s), (16, 3), from one state's q and v."""
+    return jax.vmap(angular_velocity)(q.reshape(16, 7), v.reshape(16, 7))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -81,6 +91,10 @@ def main():
     parser.add_argument("--max-steps", type=int, default=table.MAX_STEPS)
     parser.add_argument("--baumgarte", type=float, default=None, metavar="ALPHA",
                         help="Baumgarte's α = β (1/s) instead of table.FORMULATION's")
+    parser.add_argument("--reference", type=float, default=None, metavar="RTOL",
+                        help="also run each shot at rtol = RTOL, atol = RTOL/1000, and report the errors against it")
+    parser.add_argument("--reference-time", type=float, default=None, metavar="T",
+                        help="time (s) of the errors against the reference run (default: the end)")
     _bounds.add_options(parser)
     args = parser.parse_args()
     _bounds.apply(args)
@@ -88,9 +102,10 @@ def main():
     model = billiard.table_model(p)
     settings = dict(table.settings(model), max_steps=args.max_steps)
     formulation = table.FORMULATION if args.baumgarte is None else Baumgarte(args.baumgarte, args.baumgarte)
-    run = eqx.filter_jit(lambda state, times: simulate(model, state, times, formulation, max_events=MAX_EVENTS,
-                                                       **settings))
+    run = eqx.filter_jit(lambda state, times, rtol, atol: simulate(
+        model, state, times, formulation, max_events=MAX_EVENTS, **dict(settings, rtol=rtol, atol=atol)))
     times = table.save_times(args.duration)
+    at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
     names = billiard.RACK_BALLS
     rails = np.array([p.table_length, p.table_width]) / 2 + 2 * p.radius
@@ -103,7 +118,7 @@ def main():
         state = billiard.table_state(p, centres, velocities, spins)
         start = time.perf_counter()
         try:
-            result = jax.block_until_ready(run(state, times))
+            result = jax.block_until_ready(run(state, times, settings["rtol"], settings["atol"]))
         except Exception as error:  # noqa: BLE001 (a benchmark reports every failure and goes on)
             bad += 1
             last = [line for line in str(error).splitlines() if "Error" in line][-1:]
@@ -130,6 +145,14 @@ def main():
               f"overlap {1e3 * overlap:6.3f} mm, highest {1e3 * (centre[:, :, 2].max() - p.resting_height()):7.1f} mm, "
               f"drift {drift:.1e}, pocketed {[f'{ball} {t:.3f} s {pocket}' for t, ball, pocket in pocketed]}, "
               f"flew off {flew}", flush=True)
+        if args.reference is not None:
+            reference = run(state, times, args.reference, 1e-3 * args.reference)
+            errors = [np.abs(np.asarray(x[at]).reshape(16, -1) - np.asarray(y[at]).reshape(16, -1)).max(axis=0)
+                      for x, y in ((result.q, reference.q), (result.v, reference.v))]
+            spin = np.abs(np.asarray(_spins(result.q[at], result.v[at]) - _spins(reference.q[at], reference.v[at]))).max()
+            print(f"        against rtol {args.reference:g} ({int(reference.steps)} steps) at {float(times[at]):g} s: "
+                  f"centre {1e3 * errors[0][:3].max():.3g} mm, velocity {errors[1][:3].max():.3g} m/s, "
+                  f"spin {spin:.3g} rad/s", flush=True)
     print(f"{bad} of {args.shots} shots BAD")
 
 

@@ -1,11 +1,13 @@
 """Benchmark: a ball spinning fast, far from its one contact, at a loose tolerance: what ``SPIN_STEP`` does.
 
     python benchmarks/spinning_ball.py [--speed 490] [--duration 1] [--rtol 1e-3] [--spin-steps inf 2 1 0.5 0.25]
+                                       [--formulation lagrange|table]
 
 One ball (``billiard.ball``: 57.15 mm, 170 g, J = 5.5e-5 kg m²) 1 m from a plane it never reaches,
 without gravity, spinning at ``--speed`` rad/s about a tilted axis: a
 torque-free sphere, whose spin and energy stay as they start. ``simulate``
-(Lagrange multipliers, Tsit5, ``--rtol``, atol = 1e-6) at each of
+(Lagrange multipliers, or with ``--formulation table`` the table's
+Baumgarte feedback ``table.FORMULATION``; Tsit5, ``--rtol``, atol = 1e-6) at each of
 ``--spin-steps``, ``simulate``'s ``SPIN_STEP`` (the largest angle a step
 turns a spatial body by, rad; ``inf``: no bound, the error control alone):
 the accepted steps, the angle a step turns the ball by on average, and over
@@ -32,6 +34,7 @@ from diffimpact.multibody import (
     euler_rates,
     simulate,
 )
+from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
 AXIS = np.array([-0.72, 0.25, 0.65]) / np.linalg.norm([-0.72, 0.25, 0.65])
@@ -43,7 +46,10 @@ def main():
     parser.add_argument("--duration", type=float, default=1.0, help="simulated time (s)")
     parser.add_argument("--rtol", type=float, default=1e-3)
     parser.add_argument("--spin-steps", type=float, nargs="+", default=[np.inf, 2.0, 1.0, 0.5, 0.25])
+    parser.add_argument("--formulation", choices=("lagrange", "table"), default="lagrange",
+                        help="the Lagrange multipliers or table.FORMULATION (Baumgarte, α = β = 20)")
     args = parser.parse_args()
+    formulation = LagrangeMultipliers() if args.formulation == "lagrange" else table.FORMULATION
     module = sys.modules["diffimpact.multibody.simulate"]
     p = billiard.Parameters()
     floor = Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, None, p.radius),
@@ -55,12 +61,12 @@ def main():
                   jnp.concatenate([jnp.zeros(3), euler_rates(unit, jnp.asarray(omega))]))
     times = np.linspace(0.0, args.duration, 11)
     print(f"a ball spinning at {args.speed:g} rad/s, no contact, no gravity, {args.duration:g} s, "
-          f"rtol {args.rtol:g}, atol 1e-6")
+          f"rtol {args.rtol:g}, atol 1e-6, {type(formulation).__name__}")
     print(f"  {'SPIN_STEP':>9s} {'steps':>7s} {'rad a step':>10s} {'energy':>10s} {'|ω|':>10s} {'| |p| − 1 |':>11s}")
     for spin_step in args.spin_steps:
         module.SPIN_STEP = spin_step
         jax.clear_caches()  # the constant is read when simulate is traced
-        run = simulate(model, state, times, LagrangeMultipliers(), rtol=args.rtol, atol=1e-6, max_steps=1_000_000)
+        run = simulate(model, state, times, formulation, rtol=args.rtol, atol=1e-6, max_steps=1_000_000)
         energy = np.asarray(run.energy)
         speeds = np.linalg.norm(np.asarray(jax.vmap(angular_velocity)(run.q, run.v)), axis=1)
         drift = np.abs(np.linalg.norm(np.asarray(run.q)[:, 3:], axis=1) - 1.0).max()
