@@ -4,7 +4,7 @@
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps] [--friction-step C] [--passage-step C]
-                                        [--guard FACTOR] [--spin-step ANGLE]
+                                        [--guard FACTOR] [--spin-step ANGLE] [--error-norm rms|max]
                                         [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
 (With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the

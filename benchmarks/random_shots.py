@@ -2,6 +2,7 @@
 
     python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
+                                      [--reference RTOL] [--reference-time T] [--error-norm rms|max]
 
 Each shot places the 16 balls of ``billiard.RACK_BALLS`` at random on the
 table (uniform, at least 2.05 R apart and clear of the cushions and
@@ -22,11 +23,12 @@ than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
 ``simulate``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
 instead of ``table.FORMULATION``'s. ``--reference RTOL`` also runs each shot
-at rtol = RTOL (atol = RTOL/1000) and reports how far the run is from it at
-the end: the largest error of a ball's centre (mm), velocity (m/s) and spin
-(rad/s), and the same where the two runs part least, at ``--reference-time`` s
-(default: the end; a table of many collisions is chaotic, so errors at the
-end can be the split of a collision and say little of the integration).
+at rtol = RTOL (atol = RTOL/1000) and reports how far the run is from it:
+the largest error of a ball's centre (mm), velocity (m/s) and spin (rad/s),
+at the end or at ``--reference-time`` s (a table of many collisions is
+chaotic: late errors can be a collision that went the other way, and say
+little of the integration). ``--error-norm max`` runs every shot with the
+largest scaled error as the step control's norm (``simulate.ERROR_NORM``).
 docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
 """
 

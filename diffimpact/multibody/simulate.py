@@ -70,9 +70,10 @@ Fast spins (``SPIN_STEP``). In a run with contacts, an adaptive step turns
 no spatial body by more than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω|
 of the fastest body). The error control alone does not bound a free
 rotation's turn: at rtol = 1e-3 a ball spinning at 490 rad/s, in the air or
-falling through a pocket, took steps of about 2.4 rad, gained energy at every
-step, and its Euler parameters left unit length until the run stalled
-(docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian").
+falling through a pocket, takes steps of about 2.4 rad, and under Baumgarte's
+feedback on its Euler parameters (the table's) loses 11 % of its energy in a
+second (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a
+radian", "A drift of |p| no longer changes a ball's inertia").
 
 Only the closed contacts push (``max_closed``). Inside ``simulate`` a
 contact exerts its force only while closed, and the closed set changes only
@@ -289,8 +290,8 @@ PASSAGE_STEP = 0.1
 #: h |δ̇| / max(δ, atol) of ``contact_steps``: each step moves a closed contact by at most this part of its depth
 CONTACT_STEP = 0.5
 #: h |ω| in a run with contacts: an adaptive step turns no spatial body by more than this angle (rad). The error
-#: control alone lets a ball spinning freely at 490 rad/s turn 2 rad a step at rtol = 1e-3 and gain energy every
-#: step (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
+#: control alone lets a ball spinning freely at 490 rad/s turn 2.4 rad a step at rtol = 1e-3, and under Baumgarte's
+#: feedback lose energy (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
 SPIN_STEP = 1.0
 #: The norm of the adaptive steps' error control over the state's scaled errors e_i / (atol + rtol |y_i|):
 #: diffrax's root mean square. Over the 16-ball table's 224 coordinates and velocities it averages the errors of
