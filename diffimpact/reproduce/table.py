@@ -5,7 +5,8 @@ pockets, the cue ball and the 15-ball rack with α = 2.1325735e-4 m; the
 materials and laws of the ``formulations`` study) from ``break_state``
 (10.729 m/s along +x), integrated with contact events (``FORMULATION``:
 Baumgarte's stabilisation at α = β = 20 1/s; rtol = 1e-3, atol = 1e-6:
-Matlab's defaults, as in that study). Writes
+Matlab's defaults, as in that study, under diffrax's root-mean-square error
+norm, about ode45's rtol = 1e-2 here: ``benchmarks/error_norm.py``). Writes
 
 * ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
 * ``break-events.csv``: every contact onset and separation (time, force,
