@@ -29,7 +29,7 @@ Each body owns a block of the generalised coordinates q.
   virtual power: M_i = diag(m I, Bᵀ J' B) = diag(m I, 4 Gᵀ J' G / (pᵀp)²),
   a torque enters as Bᵀ Aᵀ n = 2 Eᵀ n / pᵀp, and the velocity-dependent
   force is Bᵀ(−ω̃' J' ω' − J' Ḃ ṗ) with Ḃ ṗ = −2 (pᵀṗ) ω' / pᵀp (G(ṗ) ṗ = 0).
-  Then Gᵀ-rows of eq. (2.20) are Euler's equations J' ω̇' + ω̃' J' ω' = n'
+  Then the G-rows of eq. (2.20) are Euler's equations J' ω̇' + ω̃' J' ω' = n'
   at any |p| and any pᵀṗ: a drift of |p| moves the rotation's
   bookkeeping, never the body's answer to a torque. With the paper's
   unnormalised forms a ball at |p| = 1.05 answers as if its moment of

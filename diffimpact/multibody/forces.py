@@ -160,8 +160,8 @@ class AppliedTorque(Force):
     ``amplitude`` M₀ in N m, ``frequency`` Ω in rad/s. On a planar body the
     torque turns about the normal to the plane (``axis=None``). On a spatial
     body it turns about the global ``axis`` (normalised here) and enters the
-    Euler-parameter equations as 2 Eᵀ n (eqs. (2.15)–(2.16) of [Gismeros Moreno 2022],
-    ``bodies.euler_torque``).
+    Euler-parameter equations as 2 Eᵀ n / pᵀp (eqs. (2.15)–(2.16) of [Gismeros Moreno 2022],
+    with the rotation of p/|p|: ``bodies.euler_torque``).
     """
 
     body: int = eqx.field(static=True)
