@@ -66,9 +66,9 @@ turned to approach) has its turning point due on entering the near zone,
 where the segment ends and the status is set right. Segments then grow
 with the impacts and the near approaches, not with the pairs.
 
-Fast spins (``SPIN_STEP``). In a run with contacts, an adaptive step turns
-no spatial body by more than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω|
-of the fastest body). The error control alone does not bound a free
+Fast spins (``SPIN_STEP``). An adaptive step turns no spatial body by more
+than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω| of the fastest body; in
+runs with contacts and without). The error control alone does not bound a free
 rotation's turn: at rtol = 1e-3 a ball spinning at 490 rad/s, in the air or
 falling through a pocket, takes steps of about 2.4 rad, and under Baumgarte's
 feedback on its Euler parameters (the table's) loses 11 % of its energy in a
@@ -269,7 +269,7 @@ from diffimpact.multibody.contact import (
     resolve_at_onset,
 )
 from diffimpact.multibody import _progress
-from diffimpact.multibody.bodies import SpatialBody
+from diffimpact.multibody.bodies import SPATIAL_SIZE, SpatialBody
 from diffimpact.multibody.formulations import Formulation, WrappedSolver, project
 from diffimpact.multibody.model import Model, State
 
@@ -289,7 +289,7 @@ IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
 PASSAGE_STEP = 0.1
 #: h |δ̇| / max(δ, atol) of ``contact_steps``: each step moves a closed contact by at most this part of its depth
 CONTACT_STEP = 0.5
-#: h |ω| in a run with contacts: an adaptive step turns no spatial body by more than this angle (rad). The error
+#: h |ω|: an adaptive step turns no spatial body by more than this angle (rad). The error
 #: control alone lets a ball spinning freely at 490 rad/s turn 2.4 rad a step at rtol = 1e-3, and under Baumgarte's
 #: feedback lose energy (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
 SPIN_STEP = 1.0
@@ -706,6 +706,8 @@ def simulate(
             raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction "
                              "implicitly; this model has no Contact with friction: use an explicit or implicit solver")
     if not any(isinstance(force, Contact) for force in model.forces):
+        if dt is None and isinstance(model.bodies[0], SpatialBody) and np.isfinite(SPIN_STEP):
+            controller = _SpinController(controller)
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint)
     if not isinstance(max_events, int) or max_events < 0:
@@ -1262,8 +1264,7 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
     zero-force separation moves the gap fast while the bodies do not move.
     With ``friction``, the solver's h λ_F (``_friction_step``): that over the
     largest of the bodies' summed ``Contact.slip_rates``. With ``contact_steps``: min over the
-    closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``: ``SPIN_STEP`` over the largest
-    angular speed of the bodies, |ω| = 2 |ṗ|/|p| (spatial bodies: ṗ = ½ Eᵀ ω).
+    closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``: ``_spin_bound``.
     """
     model, status, _, _, _, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
@@ -1286,9 +1287,15 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
     if friction is not None:
         bounds.append(friction / _friction_rate(model, families, q, v))
     if spin:
-        speeds = 2.0 * jnp.linalg.norm(v[:, 3:], axis=1) / jnp.linalg.norm(q[:, 3:], axis=1)
-        bounds.append(SPIN_STEP / jnp.max(speeds))
+        bounds.append(_spin_bound(q, v))
     return jnp.min(jnp.stack(bounds))
+
+
+def _spin_bound(q, v):
+    """``SPIN_STEP`` over the largest angular speed of the spatial bodies' rows ``q``, ``v`` (bodies, 7), taken as
+    2 |ṗ|/|p| (≥ |ω| = 2 |ṗ − p (pᵀṗ)/pᵀp|/|p|)."""
+    speeds = 2.0 * jnp.linalg.norm(v[:, 3:], axis=1) / jnp.linalg.norm(q[:, 3:], axis=1)
+    return SPIN_STEP / jnp.max(speeds)
 
 
 def _friction_rate(model, families, q, v):
@@ -1348,7 +1355,49 @@ def _imex_terms(vector_field):
     return dfx.MultiTerm(dfx.ODETerm(explicit), dfx.ODETerm(implicit))
 
 
-class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
+class _WrappedController(dfx.AbstractAdaptiveStepSizeController):
+    """A PID ``controller`` whose steps a subclass bounds; its tolerances and norm are the PID's."""
+
+    controller: dfx.PIDController
+
+    @property
+    def rtol(self):
+        return self.controller.rtol
+
+    @property
+    def atol(self):
+        return self.controller.atol
+
+    @property
+    def norm(self):
+        return self.controller.norm
+
+
+class _SpinController(_WrappedController):
+    """The PID controller of a run without contacts whose bodies are spatial: no step turns one by more than
+    ``SPIN_STEP`` (``_spin_bound`` at the end of each accepted step limits the next; in runs with contacts
+    ``_SegmentController`` bounds the steps)."""
+
+    def wrap(self, direction):
+        return _SpinController(self.controller.wrap(direction))
+
+    @staticmethod
+    def _bound(y):
+        q, v = (x.reshape(-1, SPATIAL_SIZE) for x in y)
+        return jax.lax.stop_gradient(_spin_bound(q, v))  # the solver's choice, not the parameters' (as diffrax's)
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        t_next, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
+        return jnp.minimum(t_next, t0 + self._bound(y0)), state
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state)
+        next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + self._bound(y1_candidate)), next_t1)
+        return keep, next_t0, next_t1, jump, state, result
+
+
+class _SegmentController(_WrappedController):
     """The PID controller of the segments: it starts each segment at the step the last one proposed.
 
     A segment starts where an event ended the last one. Its first step is
@@ -1370,7 +1419,6 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     IMEX solver), where ``friction_steps`` keeps only the passages' bound.
     """
 
-    controller: dfx.PIDController
     families: tuple = eqx.field(static=True)
     near: bool = eqx.field(static=True)
     friction: bool = eqx.field(static=True)
@@ -1386,18 +1434,6 @@ class _SegmentController(dfx.AbstractAdaptiveStepSizeController):
     @property
     def bounded(self):
         return self.near or self.stability or self.contact or self.spin
-
-    @property
-    def rtol(self):
-        return self.controller.rtol
-
-    @property
-    def atol(self):
-        return self.controller.atol
-
-    @property
-    def norm(self):
-        return self.controller.norm
 
     def _bound(self, t, y, args):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
