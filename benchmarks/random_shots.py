@@ -78,7 +78,7 @@ def shot(rng, p, mode):
     return centres, velocities, spins
 
 
-def _spins(q, v):
+def ball_spins(q, v):
     """Every ball's angular velocity (rad/s), (16, 3), from one state's q and v."""
     return jax.vmap(angular_velocity)(q.reshape(16, 7), v.reshape(16, 7))
 
@@ -131,11 +131,11 @@ def main():
         seconds = time.perf_counter() - start
         q = np.asarray(result.q).reshape(len(times), 16, 7)
         energy = np.asarray(result.energy)
-        rise = np.max(energy - np.maximum.accumulate(energy))
+        rise = table.energy_rise(energy)
         centre = q[:, :, :3]
         apart = np.linalg.norm(centre[:, :, None] - centre[:, None], axis=-1) + np.eye(16)
         overlap = np.max(2 * p.radius - apart)
-        drift = np.abs(np.linalg.norm(q[:, :, 3:], axis=-1) - 1).max()
+        drift = table.euler_drift(q)
         pocketed = billiard.pocketed(p, result)
         gone = {ball for _, ball, _ in pocketed}
         flew = [names[i] for i in range(16) if names[i] not in gone and (np.abs(centre[:, i, :2]) > rails).any()]
@@ -151,7 +151,7 @@ def main():
             reference = run(state, times, args.reference, 1e-3 * args.reference)
             errors = [np.abs(np.asarray(x[at]).reshape(16, -1) - np.asarray(y[at]).reshape(16, -1)).max(axis=0)
                       for x, y in ((result.q, reference.q), (result.v, reference.v))]
-            spin = np.abs(np.asarray(_spins(result.q[at], result.v[at]) - _spins(reference.q[at], reference.v[at]))).max()
+            spin = np.abs(np.asarray(ball_spins(result.q[at], result.v[at]) - ball_spins(reference.q[at], reference.v[at]))).max()
             print(f"        against rtol {args.reference:g} ({int(reference.steps)} steps) at {float(times[at]):g} s: "
                   f"centre {1e3 * errors[0][:3].max():.3g} mm, velocity {errors[1][:3].max():.3g} m/s, "
                   f"spin {spin:.3g} rad/s", flush=True)

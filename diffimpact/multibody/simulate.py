@@ -706,7 +706,7 @@ def simulate(
             raise ValueError(f"an IMEX solver ({type(solver).__name__}) integrates the contacts' friction "
                              "implicitly; this model has no Contact with friction: use an explicit or implicit solver")
     if not any(isinstance(force, Contact) for force in model.forces):
-        if dt is None and isinstance(model.bodies[0], SpatialBody) and np.isfinite(SPIN_STEP):
+        if dt is None and _spin_bounded(model):
             controller = _SpinController(controller)
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint)
@@ -1291,6 +1291,11 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
     return jnp.min(jnp.stack(bounds))
 
 
+def _spin_bounded(model):
+    """Whether ``SPIN_STEP`` bounds the adaptive steps of ``model``: its bodies are spatial and the bound finite."""
+    return isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(SPIN_STEP))
+
+
 def _spin_bound(q, v):
     """``SPIN_STEP`` over the largest angular speed of the spatial bodies' rows ``q``, ``v`` (bodies, 7), taken as
     2 |ṗ|/|p| (≥ |ω| = 2 |ṗ − p (pᵀṗ)/pᵀp|/|p|)."""
@@ -1672,9 +1677,9 @@ def _simulate_events(
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     imex = isinstance(solver, IMEX_SOLVERS)
     if isinstance(controller, dfx.PIDController):
-        spin = isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(SPIN_STEP))
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
-                                        contact_steps, _friction_step(solver) if friction_steps else None, spin)
+                                        contact_steps, _friction_step(solver) if friction_steps else None,
+                                        _spin_bounded(model))
     adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
     guard = _friction_guard(solver, friction_steps) if frictional else None
