@@ -226,11 +226,13 @@ def run_mujoco(p, duration, integrator, timestep=TIMESTEP, repeats=1):
 def check(p, centres, energies):
     """Lines of the physical checks of a MuJoCo run (``centres`` and kinetic + gravitational ``energies`` per step).
 
-    The energy left out is the contacts' elastic energy, so the sum dips during a contact and must not rise
-    above its earlier maximum. A ball leaves the table if its centre passes a wall (its edge may press into the
-    wall by the contact's compliance); it passes through another if two centres come closer than R.
+    The energy left out is the contacts' elastic energy, so the sum dips during a contact and rises again as
+    the contact gives its energy back: it must not rise above its earlier maximum (ours, which counts the
+    elastic energy, is held to more: ``table.energy_rise``, no rise above any earlier value). A ball leaves the
+    table if its centre passes a wall (its edge may press into the wall by the contact's compliance); it passes
+    through another if two centres come closer than R.
     """
-    rise = reproduction.energy_rise(energies)
+    rise = max(float((energies[1:] - np.maximum.accumulate(energies)[:-1]).max()), 0.0)
     rack = centres[:, 1:, :2]
     spread = np.linalg.norm(rack - rack.mean(axis=1, keepdims=True), axis=2).mean(axis=1)
     limits = np.array([p.table_length, p.table_width]) / 2
@@ -310,7 +312,7 @@ def main():
               f"{int(trajectory.segments)} segments, {events} contact events (max_events {max_events}), "
               f"{1e6 * run_time / steps:.1f} µs/step")
         print(f"  energy {energy_ours[0]:.4f} J → {energy_ours[-1]:.4f} J (saved every "
-              f"{reproduction.SAVE_INTERVAL * 1e3:g} ms; largest rise above its earlier maximum "
+              f"{reproduction.SAVE_INTERVAL * 1e3:g} ms; largest rise above an earlier value "
               f"{reproduction.energy_rise(energy_ours):.2e} J); pocketed: "
               + (", ".join(ball for _, ball, _ in dropped) or "none"))
         ours[label] = (compile_time, run_time, steps)

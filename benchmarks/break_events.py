@@ -15,7 +15,7 @@ Five runs in one process, each of one change more:
 ``table.FORMULATION``, Baumgarte at α = β = 20, rtol = 1e-3, atol = 1e-6,
 saves every 2 ms). For each: compile and run time apart
 (``_timing.timed``), accepted steps, integration segments, the contact
-events by family, the largest rise of the energy above its earlier maximum
+events by family, the largest rise of the energy above an earlier value (``table.energy_rise``)
 and the largest drift of the balls' Euler parameters, max | |p| − 1 |.
 ``--cloth-damping`` sets the cloth's damping ratio
 (``billiard.Parameters.cloth_damping_ratio``; 0 is the paper's undamped

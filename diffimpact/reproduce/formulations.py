@@ -146,8 +146,7 @@ def series(trajectory):
 
 def summarise(p, trajectory, columns):
     """One run's numbers: steps, segments, events, largest |y_cue|, |ÿ_cue|, ‖Φ‖, ‖Φ̇‖, mirror error, yellow x and ẋ
-    at the end, the energy at the start and the end and its largest rise (E(t) − min over s ≤ t of E(s): every
-    force but gravity dissipates or is conservative, so it must be 0 up to the integration error), and the balls
+    at the end, the energy at the start and the end and its largest rise (``table.energy_rise``), and the balls
     pocketed (``billiard.pocketed``)."""
     dropped = billiard.pocketed(p, trajectory, balls=BALLS)
     energy = np.asarray(trajectory.energy)
@@ -159,7 +158,7 @@ def summarise(p, trajectory, columns):
         max_mirror_error_m=columns["mirror_error_m"].max(), x_yellow_end_m=columns["x_yellow_m"][-1],
         yellow_vx_end_m_per_s=billiard.position(np.asarray(trajectory.v), YELLOW)[-1, 0],
         energy_start_J=energy[0], energy_end_J=energy[-1],
-        max_energy_rise_J=(energy - np.minimum.accumulate(energy)).max(), pocketed=len(dropped), dropped=dropped,
+        max_energy_rise_J=table.energy_rise(energy), pocketed=len(dropped), dropped=dropped,
     )
 
 

@@ -1,0 +1,87 @@
+"""Benchmark: how much the 16-ball break's energy rises, against the tolerance.
+
+    python benchmarks/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--error-norm max]
+
+The table's energy (``Trajectory.energy``) counts the contacts' elastic energy, and every force but gravity
+dissipates or is conservative, so it must not rise but by the integration's error. For the break of ``diffimpact
+reproduce break`` (saves every 2 ms; ``table.settings``, atol = rtol/1000), or with ``--shot K`` shot K of
+``random_shots.py`` (seed 1, ``--mode cue``), under ``table.FORMULATION`` and the Lagrange multipliers, at each
+rtol: the accepted steps, the largest rise above an earlier value (``table.energy_rise``), from when to when, how
+many of the save intervals the energy rises in (by more than 1 µJ) and the sum of those rises, the energy at the
+end, and the ball–ball and ball–cushion contacts closed during the largest rise (from their events; the cloth's
+onsets are not events). ``--error-norm max`` runs them under the largest scaled error as the step control's norm
+(Matlab's ``ode45``'s; ``_bounds``).
+
+docs/RESULTS.md, "An energy check that could barely fail".
+"""
+
+import argparse
+
+import equinox as eqx
+import numpy as np
+
+import _bounds
+import random_shots
+from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=4.0, help="simulated time (s)")
+    parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-4, 1e-5], help="relative tolerances")
+    parser.add_argument("--shot", type=int, default=None, metavar="K",
+                        help="random_shots.py's shot K (seed 1, cue mode) instead of the break")
+    _bounds.add_options(parser)
+    args = parser.parse_args()
+    _bounds.apply(args)
+    p = billiard.Parameters()
+    model, times = billiard.table_model(p), table.save_times(args.duration)
+    settings = table.settings(model)
+    if args.shot is None:
+        state, title = billiard.break_state(p), "the 16-ball break"
+    else:
+        rng = np.random.default_rng(1)
+        shots = [random_shots.shot(rng, p, "cue") for _ in range(args.shot + 1)]
+        state, title = billiard.table_state(p, *shots[args.shot]), f"random_shots.py's shot {args.shot} (seed 1)"
+    names = billiard.table_contact_names()
+
+    @eqx.filter_jit
+    def run(formulation, rtol):
+        return simulate(model, state, times, formulation, max_events=table.MAX_EVENTS,
+                        **dict(settings, rtol=rtol, atol=1e-3 * rtol))
+
+    print(f"{title}, {args.duration:g} s, saved every {1e3 * table.SAVE_INTERVAL:g} ms; atol = rtol/1000")
+    print(f"  {'formulation':<22} {'rtol':>6} {'steps':>6} {'largest rise (J)':>16} {'from–to (s)':>13} "
+          f"{'rising intervals':>16} {'their sum (J)':>13} {'E(end) (J)':>10}  closed then")
+    for name, formulation in (("table.FORMULATION", table.FORMULATION), ("Lagrange multipliers",
+                                                                         LagrangeMultipliers())):
+        for rtol in args.rtols:
+            trajectory = run(formulation, rtol)
+            energy = np.asarray(trajectory.energy)
+            rises = np.diff(energy)
+            rising = rises > 1e-6
+            end = int(np.argmax(energy - np.minimum.accumulate(energy)))
+            start = int(np.argmin(energy[:end + 1]))
+            print(f"  {name:<22} {rtol:6.0e} {int(trajectory.steps):6d} {table.energy_rise(energy):16.2e} "
+                  f"{float(times[start]):6.3f}–{float(times[end]):<6.3f} {int(rising.sum()):7d} of {len(rises):<6d} "
+                  f"{rises[rising].sum():13.2e} {energy[-1]:10.4f}  "
+                  + ", ".join(closed(trajectory.events, names, float(times[start]), float(times[end]))), flush=True)
+
+
+def closed(events, names, start, end):
+    """Names of the contacts with an event that were closed at some time in [start, end] (s)."""
+    count = int(events.count)
+    t, family, member, onset = (np.asarray(x[:count]) for x in (events.t, events.contact, events.member, events.onset))
+    found = []
+    for k in sorted({(int(f), int(m)) for f, m in zip(family, member)}):
+        mine = (family == k[0]) & (member == k[1])
+        onsets, separations = t[mine & onset], t[mine & ~onset]
+        if any(a <= end and not ((separations >= a) & (separations < start)).any() for a in onsets):
+            found.append(names[k[0]][k[1]])
+    return found
+
+
+if __name__ == "__main__":
+    main()
