@@ -1,6 +1,6 @@
 """Benchmark: how much the 16-ball break's energy rises, against the tolerance.
 
-    python benchmarks/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--error-norm max]
+    python benchmarks/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--error-norm max] [--contact-steps]
 
 The table's energy (``Trajectory.energy``) counts the contacts' elastic energy, and every force but gravity
 dissipates or is conservative, so it must not rise but by the integration's error. For the break of ``diffimpact
@@ -10,7 +10,8 @@ rtol: the accepted steps, the largest rise above an earlier value (``table.energ
 many of the save intervals the energy rises in (by more than 1 µJ) and the sum of those rises, the energy at the
 end, and the ball–ball and ball–cushion contacts closed during the largest rise (from their events; the cloth's
 onsets are not events). ``--error-norm max`` runs them under the largest scaled error as the step control's norm
-(Matlab's ``ode45``'s; ``_bounds``).
+(Matlab's ``ode45``'s; ``_bounds``); ``--contact-steps`` with ``simulate``'s ``contact_steps`` (every step
+bounded by the closed contacts' depths and rates).
 
 docs/RESULTS.md, "An energy check that could barely fail".
 """
@@ -33,6 +34,7 @@ def main():
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-4, 1e-5], help="relative tolerances")
     parser.add_argument("--shot", type=int, default=None, metavar="K",
                         help="random_shots.py's shot K (seed 1, cue mode) instead of the break")
+    parser.add_argument("--contact-steps", action="store_true", help="every run with simulate's contact_steps")
     _bounds.add_options(parser)
     args = parser.parse_args()
     _bounds.apply(args)
@@ -50,7 +52,7 @@ def main():
     @eqx.filter_jit
     def run(formulation, rtol):
         return simulate(model, state, times, formulation, max_events=table.MAX_EVENTS,
-                        **dict(settings, rtol=rtol, atol=1e-3 * rtol))
+                        contact_steps=args.contact_steps, **dict(settings, rtol=rtol, atol=1e-3 * rtol))
 
     print(f"{title}, {args.duration:g} s, saved every {1e3 * table.SAVE_INTERVAL:g} ms; atol = rtol/1000")
     print(f"  {'formulation':<22} {'rtol':>6} {'steps':>6} {'largest rise (J)':>16} {'from–to (s)':>13} "
