@@ -24,9 +24,11 @@ STANDALONE = ("break_sensitivity", "fig03_mass_scaling", "fig04_velocity_scaling
 
 def test_every_example_is_standalone_or_a_studys_run():
     # a new example joins STANDALONE, or calls a study's run function (tested at its defaults elsewhere)
-    runs = {run.__name__ for run, _ in [*REPRODUCTIONS.values(), *FITS.values()]}
+    # module.function, e.g. "billiards.run_deflection" (not any ".run(", which subprocess.run would match)
+    runs = {f"{run.__module__.rsplit('.', 1)[-1]}.{run.__name__}" for run, _ in [*REPRODUCTIONS.values(),
+                                                                             *FITS.values()]}
     for path in EXAMPLES.glob("[a-z]*.py"):
-        calls_a_run = any(re.search(rf"\.{name}\(", path.read_text()) for name in runs)
+        calls_a_run = any(re.search(rf"\b{re.escape(name)}\(", path.read_text()) for name in runs)
         assert (path.stem in STANDALONE) != calls_a_run, path.name
 
 

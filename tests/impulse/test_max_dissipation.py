@@ -128,10 +128,44 @@ def test_grazing_wedge_case_matches_the_generic_solver():
             checked += 1
             if checked == 6:
                 break
-        else:  # the apex: the generic solvers approach it from ~1e-8 outside the cone, finding nothing lower
-            reference = generic_minimum(W, u, mu, tolerance=1e-7, fallback=False)
-            assert reference is None or reference.fun > -1e-7
+        else:  # the apex: optimal only where the energy rises along both of the wedge's rays
+            assert min(u @ ray for ray in wedge_rays(W, mu)) >= -1e-12
     assert checked == 6
+
+
+def wedge_rays(W, mu):
+    """The two edge directions d (d_n = 1, ‖d_t‖ = μ, W[0] d = 0) of the grazing wedge, where A_nn < μ‖(A_nt, A_no)‖."""
+    a = W[0, 1:]
+    along, across = -W[0, 0] * a / (a @ a), np.array([-a[1], a[0]]) / np.linalg.norm(a)
+    half = np.sqrt(mu**2 - W[0, 0] ** 2 / (a @ a))
+    return [np.concatenate([[1.0], along + sign * half * across]) for sign in (1.0, -1.0)]
+
+
+def test_grazing_wedge_apex_is_the_impulse_exactly_where_both_rays_ascend():
+    # u_n = 0 in the wedge case: ΔE(x) = ½ xᵀWx + uᵀx is convex on the wedge, so x = 0 is the minimum if and only if
+    # uᵀd ≥ 0 along both edge rays d; tangential velocities along the rays' sum (both ascend) and against it (both
+    # descend), each turned by a random angle up to ±0.4 rad
+    rng = np.random.default_rng(5)
+    apexes = []
+    for sign in (1.0, -1.0):
+        for _ in range(4):
+            W, _ = random_problem(rng)
+            mu = 3.0 * W[0, 0] / np.hypot(W[0, 1], W[0, 2])
+            rays = wedge_rays(W, mu)
+            for ray in rays:  # on the cone and on the plane of zero normal velocity
+                assert np.hypot(*ray[1:]) == pytest.approx(mu) and W[0] @ ray == pytest.approx(0.0, abs=1e-12)
+            angle = rng.uniform(-0.4, 0.4)
+            turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+            u = np.concatenate([[0.0], sign * turn @ (rays[0][1:] + rays[1][1:]) * rng.uniform(0.1, 3.0)])
+            ascends = min(u @ ray for ray in rays) > 0
+            impulse = np.asarray(single(W, u, mu))
+            if ascends:
+                np.testing.assert_array_equal(impulse, 0.0)
+            else:
+                assert energy_change(W, u, impulse) == pytest.approx(generic_minimum(W, u, mu).fun, abs=1e-9)
+                assert energy_change(W, u, impulse) < 0
+            apexes.append(ascends)
+    assert 0 < sum(apexes) < len(apexes)  # both outcomes met
 
 
 @pytest.mark.parametrize("shape", ["ellipse", "hyperbola"])

@@ -64,6 +64,10 @@ def test_a_family_gives_the_forces_and_gaps_of_its_contacts_one_by_one():
     # Newton's third law: the contact forces sum to zero (no gravity), and so do their moments about the origin
     total = model.generalized_force(Q, V, 0.0).reshape(3, 3)
     np.testing.assert_allclose(total[:, :2].sum(axis=0), 0.0, atol=1e-9)
+    centres = Q.reshape(3, 3)[:, :2]
+    moments = centres[:, 0] * total[:, 1] - centres[:, 1] * total[:, 0] + total[:, 2]  # x F_y − y F_x + τ
+    assert np.abs(total).max() > 1e3  # the discs do press (forces of kN) ...
+    np.testing.assert_allclose(moments.sum(), 0.0, atol=1e-9)  # ... and the moments cancel
 
 
 def test_family_refuses_mixed_kinds_and_empty_lists():
@@ -232,7 +236,8 @@ def test_a_ball_sliding_onto_a_hole_leaves_the_plane_when_its_centre_crosses_the
     z, rate = float(events.q[0, 2]), float(events.v[0, 2])
     assert float(run.q[-1, 2]) == pytest.approx(z + rate * fall - 0.5 * 9.81 * fall**2, abs=1e-9)
     assert float(run.q[-1, 0]) == pytest.approx(speed * 0.25, abs=1e-9)
-    assert z == pytest.approx(RADIUS - static, abs=static)
+    # it slid at the static deflection, and sank ~1e-8 m as the rim strip let go (below)
+    assert z == pytest.approx(RADIUS - static, abs=1e-3 * static)
     # Hertz without damping or friction: the energy is kept but for the elastic energy of the rest, k δ^(5/2)/(5/2),
     # which the rim strip lets go without work (its force fades out as the centre crosses the edge, in 78 µs, while
     # the ball falls ~3e-8 m: ~1e-8 J); the plane stores none once the contact is gone

@@ -144,7 +144,10 @@ def test_routh_model_gives_the_paper_collision_counts_in_6_s(routh):
     for case in routh:
         energy, _, gap, table = routh[case]
         assert np.all(np.diff(table[:, 2]) < 0) and np.all(table[:, 2] < table[:, 1])  # every impact dissipates
-        assert np.max(np.abs(np.diff(energy)[np.abs(np.diff(energy)) < 1e-3])) < 1e-7  # constant between them
+        steps = np.diff(energy)
+        assert np.all(steps < 1e-7)  # never up: constant between collisions, down at each ...
+        assert np.sum(steps < -1e-3) == len(table)  # ... and down only at the collisions
+        assert np.max(np.abs(steps[steps > -1e-3])) < 1e-7
         assert np.min(gap) > -1e-9  # rigid: never below the floor
 
 
