@@ -32,9 +32,10 @@ The motion does not see it: the rotation, the spins and the inertia are
 those of p/|p| (``diffimpact.multibody.bodies``). But a run should not carry
 coordinates that grow without bound, and Baumgarte's feedback at α = β = 20
 (the top of the range the paper cites, §2.3) holds |p| within 3 % of 1 over
-the 4 s (the same benchmark without ``--formulation``). (With the paper's unnormalised M = 4 Gᵀ J' G the inertia grew as
-|p|⁴ and the 4-s run under the Lagrange multipliers went unstable:
-docs/RESULTS.md, "The Euler parameters drift under the Lagrange multipliers".)
+the 4 s (the same benchmark without ``--formulation``). (With the paper's
+unnormalised M = 4 Gᵀ J' G the inertia grew as |p|⁴ and the 4-s run under the
+Lagrange multipliers went unstable: docs/RESULTS.md, "The Euler parameters
+drift under the Lagrange multipliers".)
 """
 
 from pathlib import Path
