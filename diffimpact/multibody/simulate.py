@@ -640,7 +640,11 @@ def simulate(
         closed contacts (see the module docstring): for derivatives through
         the onsets and separations of power laws k δⁿ, n > 1 (Hertz), which
         otherwise converge only as about rtol^0.6. It costs 50–70 steps
-        per contact. Adaptive steps only; only for models with ``Contact``s.
+        per contact. True: every ``Contact`` family; or a sequence of the
+        indices in ``model.forces`` of the families to bound (e.g. a table's
+        soft cushions, whose contacts the error control alone resolves
+        loosely: docs/RESULTS.md, "An energy check that could barely
+        fail"). Adaptive steps only; only for models with ``Contact``s.
     max_closed : most contacts of one family closed at the same time, or
         ``None`` (default) for no limit. With it, each segment's
         accelerations evaluate, of every larger family, only its closed
@@ -717,9 +721,10 @@ def simulate(
         if dt is not None:
             raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
         near_distance = jnp.asarray(check_positive("near_distance", near_distance), dtype=float)
+    if not isinstance(friction_steps, bool):
+        raise TypeError(f"friction_steps must be True or False; got {friction_steps!r}")
+    contact_steps = _contact_step_families(model, contact_steps)
     for name, flag in (("friction_steps", friction_steps), ("contact_steps", contact_steps)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be True or False; got {flag!r}")
         if flag and dt is not None:
             raise ValueError(f"{name} bounds adaptive steps; it cannot be combined with a fixed step dt")
     # what the laws set at onset do not take from the impact, once for the run, and outside the compiled run
@@ -822,6 +827,21 @@ def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_h
 
 def _contact_indices(model):
     return [k for k, force in enumerate(model.forces) if isinstance(force, Contact)]
+
+
+def _contact_step_families(model, contact_steps):
+    """``simulate``'s ``contact_steps`` as the tuple of the indices in ``model.forces`` of the families it bounds:
+    every ``Contact`` for True, none for False, or those of a sequence of indices (checked)."""
+    if isinstance(contact_steps, bool):
+        return tuple(_contact_indices(model)) if contact_steps else ()
+    if not isinstance(contact_steps, (tuple, list)) or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in contact_steps):
+        raise TypeError(f"contact_steps must be True, False or a sequence of indices of Contact families in "
+                        f"model.forces; got {contact_steps!r}")
+    for k in contact_steps:
+        if not 0 <= k < len(model.forces) or not isinstance(model.forces[k], Contact):
+            raise ValueError(f"contact_steps names model.forces[{k}], which is not a Contact family")
+    return tuple(sorted({int(k) for k in contact_steps}))
 
 
 def _check_impact_laws_open(model, state):
@@ -1263,8 +1283,9 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
     (at most the gap), not the gap's rate: a zone recovering after a
     zero-force separation moves the gap fast while the bodies do not move.
     With ``friction``, the solver's h λ_F (``_friction_step``): that over the
-    largest of the bodies' summed ``Contact.slip_rates``. With ``contact_steps``: min over the
-    closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``: ``_spin_bound``.
+    largest of the bodies' summed ``Contact.slip_rates``. With ``contact_steps`` (``contact``: the indices of the
+    families it bounds): min over their closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``:
+    ``_spin_bound``.
     """
     model, status, _, _, _, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
@@ -1281,7 +1302,7 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
         if near:
             approaching = (status_k != REMOVED) & ~closed & (rate > 0)
             bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
-        if contact:
+        if k in contact:
             moving = closed & (rate != 0)
             bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction is not None:
@@ -1427,7 +1448,7 @@ class _SegmentController(_WrappedController):
     families: tuple = eqx.field(static=True)
     near: bool = eqx.field(static=True)
     friction: bool = eqx.field(static=True)
-    contact: bool = eqx.field(static=True)
+    contact: tuple = eqx.field(static=True)
     friction_step: float = eqx.field(static=True)
     spin: bool = eqx.field(static=True)
 

@@ -182,6 +182,25 @@ def test_contact_steps_give_the_closed_form_derivative_of_an_elastic_hertz_rebou
     np.testing.assert_allclose(float(derivative), np.sqrt(G / (2 * height)), rtol=1e-4)
 
 
+def test_contact_steps_bound_only_the_families_they_name():
+    # A Hertz ball bouncing on the ground (force 1) beside a wall (force 2) it never reaches: naming the ground
+    # is contact_steps=True to the bit, naming the wall is False to the bit, and the two differ.
+    wall = CirclePlane(None, (1.0, 0.0), (-1.0, 0.0), 0, (0.0, 0.0), RADIUS)
+    model = Model([PlanarBody(MASS, 0.5 * MASS * RADIUS**2)], (),
+                  (Gravity((0.0, -G)), Contact(CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS),
+                                               Hertz(STIFFNESS, EXPONENT)), Contact(wall, Hertz(STIFFNESS, EXPONENT))))
+    state = State(jnp.array([0.0, RADIUS + 0.05, 0.0]), jnp.zeros(3))
+    runs = {str(flag): simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), max_events=4,
+                                contact_steps=flag)
+            for flag in (True, False, (1,), [2])}
+    assert int(runs["True"].steps) > int(runs["False"].steps)
+    for named, same in (("(1,)", "True"), ("[2]", "False")):
+        assert int(runs[named].steps) == int(runs[same].steps)
+        np.testing.assert_array_equal(runs[named].v, runs[same].v)
+    with pytest.raises(ValueError, match=r"names model.forces\[0\], which is not a Contact family"):
+        simulate(model, state, [0.1], LagrangeMultipliers(), contact_steps=(0,))
+
+
 def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal():
     """A disc spinning forwards on Hertz ground (f_N = mg) with Coulomb friction of band w = 1 mm/s, driven
     backwards by a horizontal field A ≫ μg: its contact slip s = v + ω R' (R' = R − δ/2, the contact point's
