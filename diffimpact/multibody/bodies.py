@@ -226,7 +226,7 @@ def _spatial_gyroscopic_force(inertia, q, v):
     """``SpatialBody.gyroscopic_force`` of a body of inertia J'."""
     p, rate = q[3:], v[3:]
     norm, g = dot(p, p), euler_g(p)
-    omega = 2.0 * matvec(g, rate) / norm
+    omega = angular_velocity(q, v, body_frame=True)
     moment = -jnp.cross(omega, matvec(inertia, omega)) + 2.0 * dot(p, rate) / norm * matvec(inertia, omega)
     return jnp.concatenate([jnp.zeros(3), 2.0 * matvec(g.T, moment) / norm])
 
