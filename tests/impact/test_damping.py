@@ -7,7 +7,6 @@ import jax
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
-from scipy.optimize import brentq
 
 import diffimpact as di
 from diffimpact.impact import damping as od
@@ -85,11 +84,11 @@ def test_lambda_is_a_slack_variable_of_eq_34():
     e = np.array([0.05, 0.5, 0.99])
     lam = np.asarray(di.damping_lambda(n, e))
     assert np.all((lam > 0) & (lam <= 1))  # eq. (33): c_opt ≤ bound ⇔ λ ≤ 1
-    # eq. (34) on the unit system's optimal damping found independently: the c at which SciPy's integration of
-    # m δ̈ + c δ̇ + k δ^n = 0 (m = v = k = 1) gives e, by Brent's method
-    unit = [brentq(lambda c: scipy_restitution(c, 1.0, 1.0, 1.0, ni) - ei, 1e-9, 20.0, xtol=1e-14, rtol=1e-12)
-            for ni, ei in zip(n, e)]
-    np.testing.assert_allclose(lam, e * np.array(unit) / ((n + 1) / 2) ** (n / (n + 1)), rtol=1e-8)
+    # eq. (34) read backwards, ĉ = λ ((n + 1)/2)^(n/(n+1)) / e, is the unit system's optimal damping: SciPy's
+    # integration of δ̈ + ĉ δ̇ + δ^n = 0 gives back e, to eq. (24)'s ε = 1e-8
+    unit = lam * ((n + 1) / 2) ** (n / (n + 1)) / e
+    e_out = np.array([scipy_restitution(c, 1.0, 1.0, 1.0, ni) for c, ni in zip(unit, n)])
+    assert np.all(np.abs(e_out - e) / e <= 1e-8)
 
 
 POINT = [0.7, 2.0, 3e6, 1.3, 0.45]  # m, v, k, n, e
