@@ -1,12 +1,18 @@
 """The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``),
-its friction guard (``FRICTION_GUARD``), its spin bound (``SPIN_STEP``) and its error norm (``ERROR_NORM``)."""
+its friction guard (``FRICTION_GUARD``), its spin bound (``SPIN_STEP``) and its error norm (``ERROR_NORM``); and
+the table benchmarks' option for ``simulate``'s ``contact_steps``."""
 
 import sys
 
 import optimistix as optx
 
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
 #: ``--error-norm``'s choices: diffrax's default and Matlab ``ode45``'s
 NORMS = {"rms": optx.rms_norm, "max": optx.max_norm}
+#: ``--contact-steps``' names of the table's contact families (``billiard.TABLE_FORCES``)
+FAMILIES = {"cloth": "cloth", "balls": "ball–ball", "cushions": "ball–cushion"}
 
 
 def add_options(parser):
@@ -42,3 +48,28 @@ def apply(args):
     if args.error_norm is not None:
         module.ERROR_NORM = NORMS[args.error_norm]
     return module
+
+
+def add_contact_steps(parser):
+    """``--contact-steps [FAMILY ...]``: the table's families whose closed contacts bound the steps."""
+    parser.add_argument("--contact-steps", nargs="*", choices=("all", *FAMILIES), default=None, metavar="FAMILY",
+                        help="simulate's contact_steps on the table's families named (all, or of "
+                             f"{', '.join(FAMILIES)}; none named: on none) instead of table.settings' (the cushions)")
+
+
+def settings(args, model):
+    """``table.settings(model)`` with ``--contact-steps``' families, if given."""
+    settings = table.settings(model)
+    if args.contact_steps is None:
+        return settings
+    forces = billiard.table_forces(len(model.bodies))
+    families = (True if "all" in args.contact_steps
+                else tuple(forces.index(FAMILIES[name]) for name in args.contact_steps))
+    return {**settings, "contact_steps": families}
+
+
+def contact_steps_label(args):
+    """What ``--contact-steps`` asked for, in words."""
+    if args.contact_steps is None:
+        return "contact_steps on the cushions (the table's)"
+    return "contact_steps on " + (", ".join(args.contact_steps) or "no family")

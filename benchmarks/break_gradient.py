@@ -3,7 +3,7 @@
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
-                                        [--contact-steps] [--friction-step C] [--passage-step C]
+                                        [--contact-steps [FAMILY ...]] [--friction-step C] [--passage-step C]
                                         [--guard FACTOR] [--spin-step ANGLE] [--error-norm rms|max]
                                         [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
@@ -35,8 +35,7 @@ of times from this one process. Measured:
    Compile, run, and the ratio gradient run / forward run (issue 11's goal: ≤ 5×).
    Without step bounds this gradient is not the motion's (see 3) and
    ``simulate``'s friction guard stops it with an error (which is printed;
-   ``--guard inf`` times it), so it is also timed with ``friction_steps`` (and ``contact_steps`` given
-   ``--contact-steps``; the programs of the check, left out with
+   ``--guard inf`` times it), so it is also timed with ``friction_steps`` (the programs of the check, left out with
    ``--no-friction-steps``), against the forward run with the same bounds and
    against that of 1.
 3. **check** of the gradient against central differences (relative steps
@@ -56,9 +55,11 @@ of times from this one process. Measured:
    band's corners do to the μ column's convergence; ``--cloth-damping-ratio
    ZETA`` runs it on the cloth damped at ζ (``Parameters.cloth_damping_ratio``;
    the paper's cloth, 0, is undamped: a ball's vertical oscillation on it
-   never dies out); ``--contact-steps`` runs everything with ``simulate``'s
-   ``contact_steps`` (steps shrinking towards the closed contacts' onsets and
-   separations, located or not). ``--friction-step C`` and ``--passage-step C``
+   never dies out); ``--contact-steps [FAMILY ...]`` runs everything with
+   ``simulate``'s ``contact_steps`` (steps shrinking towards the closed
+   contacts' onsets and separations, located or not) on ``all`` families, on
+   those named of the cloth, the ball pairs and the cushions, or with none
+   named on none, instead of the table's default (the cushions). ``--friction-step C`` and ``--passage-step C``
    set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
    two bounds the steps of the runs with ``friction_steps`` come from;
@@ -116,12 +117,12 @@ SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "heun": diffrax.Heun,
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
-         cloth_damping_ratio=0.0, contact_steps=False, solver="tsit5", formulation=None):
+         cloth_damping_ratio=0.0, options=None, solver="tsit5", formulation=None):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
-    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``contact_steps``: ``simulate``'s; ``solver``: a
-    key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``.
+    ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``options``: the parsed options, for
+    ``--contact-steps``; ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``.
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -130,11 +131,11 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
         cloth = billiard.TABLE_FORCES.index("cloth")
         law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(theta[1], coulomb))
         model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
-    settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
+    settings = table.settings(model) if options is None else _bounds.settings(options, model)
     formulation = table.FORMULATION if formulation is None else formulation
     return simulate(model, state, jnp.stack([0.0, duration]), formulation, max_events=max_events,
-                    adjoint=adjoint, friction_steps=friction_steps, contact_steps=contact_steps,
-                    solver=SOLVERS[solver](), **settings)
+                    adjoint=adjoint, friction_steps=friction_steps, solver=SOLVERS[solver](),
+                    **{**settings, "rtol": rtol, "atol": 1e-3 * rtol})
 
 
 def _or_failure(fn, *args, **kwargs):
@@ -170,13 +171,13 @@ def main():
                         help="the cloth's Ambrósio band replaced by a smooth Coulomb law with this v_reg (m/s)")
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
-    parser.add_argument("--contact-steps", action="store_true", help="every run with simulate's contact_steps")
+    _bounds.add_contact_steps(parser)
     parser.add_argument("--solver", choices=sorted(SOLVERS), default="tsit5", help="the ODE solver of every run")
     _bounds.add_options(parser)
     args = parser.parse_args()
     module = _bounds.apply(args)
     run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio,
-                                  contact_steps=args.contact_steps, solver=args.solver)
+                                  options=args, solver=args.solver)
     batch_duration = args.batch_duration
     p = billiard.Parameters()
     theta = jnp.array([p.ball_restitution, p.cloth_friction])
@@ -197,7 +198,7 @@ def main():
     print(f"the four-ball break on the table with cushions, {SPEED} m/s; reproduce break's settings "
           f"({type(table.FORMULATION).__name__}, rtol = {rtol:g}, atol = {table.TOLERANCES['atol']:g}, "
           f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}"
-          + (", contact_steps" if args.contact_steps else "")
+          + f"; {_bounds.contact_steps_label(args)}"
           + f"; solver {args.solver}"
           + f"; friction_steps' FRICTION_STEP = {module.FRICTION_STEP:g} (h λ_F ≤ "
           + f"{module._friction_step(SOLVERS[args.solver]()) or float('inf'):.4g} with this solver), "
@@ -242,7 +243,7 @@ def main():
             return last["gradient"]
 
         _, bounded_time = timed(bounded_call, repeats=args.repeats)
-        print(f"   with friction_steps{' and contact_steps' if args.contact_steps else ''} (the check's "
+        print(f"   with friction_steps (the check's "
               f"programs): forward run {bounded_time:.3f} s ({int(last['bounded'].steps)} steps), gradient run ",
               end="")
         _, bounded_gradient_time = _or_failure(timed, bounded_gradient_call, repeats=args.repeats)

@@ -12,8 +12,8 @@ many of the save intervals the energy rises in (by more than 1 µJ) and the sum 
 end, and the ball–ball and ball–cushion contacts closed during the largest rise (from their events; the cloth's
 onsets are not events). ``--error-norm max`` runs them under the largest scaled error as the step control's norm
 (Matlab's ``ode45``'s; ``_bounds``); ``--contact-steps [FAMILY ...]`` with ``simulate``'s ``contact_steps``
-(every step bounded by the closed contacts' depths and rates: of every family, or of the cloth, the ball pairs or
-the cushions); ``--cloth-damping`` sets the cloth's damping ratio
+(every step bounded by the closed contacts' depths and rates) on ``all`` families, on those named of the cloth, the
+ball pairs and the cushions, or with none named on none, instead of the table's default (the cushions); ``--cloth-damping`` sets the cloth's damping ratio
 (``billiard.Parameters.cloth_damping_ratio``; 0, the paper's undamped cloth, by default).
 
 docs/RESULTS.md, "An energy check that could barely fail".
@@ -29,10 +29,6 @@ import random_shots
 from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
-from diffimpact.scenes.billiard import TABLE_FORCES
-
-#: ``--contact-steps``' names of the table's contact families (``TABLE_FORCES``)
-FAMILIES = {"cloth": "cloth", "balls": "ball–ball", "cushions": "ball–cushion"}
 
 
 def main():
@@ -41,16 +37,14 @@ def main():
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-4, 1e-5], help="relative tolerances")
     parser.add_argument("--shot", type=int, default=None, metavar="K",
                         help="random_shots.py's shot K (seed 1, cue mode) instead of the break")
-    parser.add_argument("--contact-steps", nargs="*", choices=tuple(FAMILIES), default=None, metavar="FAMILY",
-                        help="every run with simulate's contact_steps: on every family, or on those named "
-                             f"({', '.join(FAMILIES)})")
+    _bounds.add_contact_steps(parser)
     parser.add_argument("--cloth-damping", type=float, default=0.0, metavar="ZETA", help="the cloth's damping ratio")
     _bounds.add_options(parser)
     args = parser.parse_args()
     _bounds.apply(args)
     p = billiard.Parameters(cloth_damping_ratio=args.cloth_damping)
     model, times = billiard.table_model(p), table.save_times(args.duration)
-    settings = table.settings(model)
+    settings = _bounds.settings(args, model)
     if args.shot is None:
         state, title = billiard.break_state(p), "the 16-ball break"
     else:
@@ -58,13 +52,11 @@ def main():
         shots = [random_shots.shot(rng, p, "cue") for _ in range(args.shot + 1)]
         state, title = billiard.table_state(p, *shots[args.shot]), f"random_shots.py's shot {args.shot} (seed 1)"
     names = billiard.table_contact_names()
-    contact_steps = (args.contact_steps is not None if not args.contact_steps
-                     else tuple(TABLE_FORCES.index(FAMILIES[name]) for name in args.contact_steps))
 
     @eqx.filter_jit
     def run(formulation, rtol):
         return simulate(model, state, times, formulation, max_events=table.MAX_EVENTS,
-                        contact_steps=contact_steps, **dict(settings, rtol=rtol, atol=1e-3 * rtol))
+                        **dict(settings, rtol=rtol, atol=1e-3 * rtol))
 
     print(f"{title}, cloth damping ratio {args.cloth_damping:g}, {args.duration:g} s, saved every {1e3 * table.SAVE_INTERVAL:g} ms; atol = rtol/1000")
     print(f"  {'formulation':<22} {'rtol':>6} {'steps':>6} {'largest rise (J)':>16} {'from–to (s)':>13} "

@@ -2,7 +2,7 @@
 
     python benchmarks/slip_passage.py [--variants paper no-friction coulomb-0.1 coulomb-1e-3 ambrosio-cloth
                                        alciatore-balls]
-                                      [--contact-steps] [--passage-step C] [--friction-step C] [--guard FACTOR]
+                                      [--contact-steps [FAMILY ...]] [--passage-step C] [--friction-step C] [--guard FACTOR]
                                       [--time 0.1146]
                                       [--rtols 1e-6 1e-8 1e-10 1e-12]
 
@@ -22,7 +22,9 @@ runs at rtol = 1e-12 (relative steps 1e-4 and 1e-5; the second is the reference)
   law of the package);
 * ``v0-V``: as ``ambrosio-cloth``, with Ambrósio's lower tolerance speed v0 (the end of its dead zone) = V m/s.
 
-``--contact-steps``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset). ``--passage-step C``:
+``--contact-steps [FAMILY ...]``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset) on ``all``
+families, on those named of the cloth, the ball pairs and the cushions, or with none named on none, instead of the
+table's default (the cushions). ``--passage-step C``:
 ``simulate.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
 passages were bounded); ``--friction-step C`` its ``FRICTION_STEP`` (``_bounds``). docs/RESULTS.md, "The slip's passage through the band".
 """
@@ -91,7 +93,7 @@ def model_and_state(variant, speed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", default=["paper", "no-friction", "coulomb-0.1", "coulomb-1e-3"])
-    parser.add_argument("--contact-steps", action="store_true")
+    _bounds.add_contact_steps(parser)
     _bounds.add_options(parser)
     parser.add_argument("--time", type=float, default=0.1146)
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-10, 1e-12])
@@ -100,15 +102,14 @@ def main():
     speed = billiard.Parameters().speed
     print(f"two balls, cue speed {speed} m/s; d(x, ẋ of the cue ball at {args.time:g} s)/d(cue speed); "
           f"friction_steps (PASSAGE_STEP = {module.PASSAGE_STEP:g})"
-          + (", contact_steps" if args.contact_steps else ""))
+          + f", {_bounds.contact_steps_label(args)}")
     for variant in args.variants:
         @jax.jit
         def run(v0, rtol):
             model, state = model_and_state(variant, v0)
-            settings = {**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol}
+            settings = {**_bounds.settings(args, model), "rtol": rtol, "atol": 1e-3 * rtol}
             trajectory = simulate(model, state, jnp.stack([0.0, args.time]), table.FORMULATION, max_events=60,
-                                  adjoint=diffrax.ForwardMode(), friction_steps=True,
-                                  contact_steps=args.contact_steps, **settings)
+                                  adjoint=diffrax.ForwardMode(), friction_steps=True, **settings)
             return jnp.stack([trajectory.q[-1, 0], trajectory.v[-1, 0]]), trajectory.steps
 
         differences = [(np.asarray(run(speed + h * speed, 1e-12)[0]) - np.asarray(run(speed - h * speed, 1e-12)[0]))

@@ -6,7 +6,8 @@ materials and laws of the ``formulations`` study) from ``break_state``
 (10.729 m/s along +x), integrated with contact events (``FORMULATION``:
 Baumgarte's stabilisation at α = β = 20 1/s; rtol = 1e-3, atol = 1e-6:
 Matlab's defaults, as in that study, under diffrax's root-mean-square error
-norm, about ode45's rtol = 1e-2 here: ``benchmarks/error_norm.py``). Writes
+norm, about ode45's rtol = 1e-2 here: ``benchmarks/error_norm.py``; the
+steps also bounded by the closed ball–cushion contacts, ``CONTACT_STEPS``). Writes
 
 * ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
 * ``break-events.csv``: every contact onset and separation (time, force,
@@ -19,9 +20,9 @@ it, so the motion must stay mirror-symmetric: the summary reports the largest
 mirror error, max over balls and times of |x_k − x_k'| + |y_k + y_k'| with k'
 the mirror ball of k, the largest drift of the balls' Euler parameters off
 unit length, max | |p| − 1 |, and the energy's largest rise above an earlier
-value (``energy_rise``; the integration's error alone: 6e-3 J of the shot's
-10.5 J at these tolerances, 1.3e-4 J at rtol = 1e-4, docs/RESULTS.md, "An
-energy check that could barely fail"). ``quick``: 0.3 s instead of 4 s.
+value (``energy_rise``; the integration's error alone: 1.3e-3 J of the shot's
+10.5 J at these tolerances, 1.6e-4 J at rtol = 1e-4, docs/RESULTS.md, "The
+cushions' contacts resolved in steps"). ``quick``: 0.3 s instead of 4 s.
 
 Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
 these tolerances: the solver's error in ṗ along p (an allowed 1e-3 of |ṗ| ≈
@@ -68,6 +69,12 @@ MAX_STEPS = 10_000_000
 #: 16-ball table's accelerations costs about a third at 4 of each than at 48 (docs/RESULTS.md, "Evaluations that
 #: cost what is closed").
 CLOSED_SIZES = (4, 16)
+#: The families (``billiard.TABLE_FORCES``) whose closed contacts bound every step by their depths and rates
+#: (``simulate``'s ``contact_steps``, in ``settings``): the ball–cushion family. At rtol = 1e-3 the error control
+#: alone let the energy rise by 6e-3 J of the break's 10.5 J and 1.4e-2 J of a cue shot's 2 J, inside ball–cushion
+#: contacts; bounding the steps there costs about a tenth more steps and leaves 1.3e-3 and 1.8e-3 J
+#: (docs/RESULTS.md, "The cushions' contacts resolved in steps").
+CONTACT_STEPS = ("ball–cushion",)
 #: Interval between save times (s).
 SAVE_INTERVAL = 2e-3
 
@@ -146,9 +153,12 @@ def euler_drift(q):
 
 def settings(model):
     """``simulate``'s keyword arguments for the table ``model``: ``TOLERANCES``, ``MAX_STEPS``, ``NEAR_DISTANCE``,
-    and ``max_closed``: the ``CLOSED_SIZES`` below the most for its balls (``billiard.max_closed``), then that."""
-    most = billiard.max_closed(len(model.bodies))
+    ``CONTACT_STEPS``, and ``max_closed``: the ``CLOSED_SIZES`` below the most for its balls
+    (``billiard.max_closed``), then that."""
+    balls = len(model.bodies)
+    most, forces = billiard.max_closed(balls), billiard.table_forces(balls)
     return dict(max_steps=MAX_STEPS, near_distance=NEAR_DISTANCE,
+                contact_steps=tuple(forces.index(name) for name in CONTACT_STEPS),
                 max_closed=tuple(size for size in CLOSED_SIZES if size < most) + (most,), **TOLERANCES)
 
 

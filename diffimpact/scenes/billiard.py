@@ -770,8 +770,14 @@ def _check_table_balls(balls):
     return RACK_BALLS[:balls]
 
 
-#: Forces of ``table_model`` in order.
+#: Forces of ``table_model`` in order (with one ball, no ball–ball: ``table_forces``).
 TABLE_FORCES = ("gravity", "cloth", "ball–ball", "ball–cushion")
+
+
+def table_forces(balls=16):
+    """Names of the forces of ``table_model(p, balls)`` in order: ``TABLE_FORCES``, without the ball–ball family
+    for one ball."""
+    return tuple(name for name in TABLE_FORCES if name != "ball–ball" or len(_check_table_balls(balls)) > 1)
 
 
 def table_model(p, balls=16, nose_height=None):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from diffimpact.multibody import Baumgarte, Contact, LagrangeMultipliers, simulate
-from diffimpact.reproduce.table import mirror_partners
+from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
 P = billiard.Parameters()
@@ -31,6 +31,17 @@ def test_the_sixteen_ball_table_has_three_contact_families_of_every_ball_pair_an
         billiard.table_model(P, 17)
 
 
+@pytest.mark.parametrize("balls", [1, 2])
+def test_table_forces_names_the_forces_of_the_table_in_order_and_the_settings_bound_its_cushions(balls):
+    # one ball has no ball–ball family, so the cushions' index moves; counted from the contacts themselves
+    model, forces = billiard.table_model(P, balls), billiard.table_forces(balls)
+    assert len(forces) == len(model.forces) and forces[0] == "gravity"
+    cushions = forces.index("ball–cushion")
+    assert model.forces[cushions].count == 6 * balls and model.forces[forces.index("cloth")].count == balls
+    assert ("ball–ball" in forces) == (balls > 1)
+    assert table.settings(model)["contact_steps"] == (cushions,)
+
+
 def test_the_table_is_built_as_from_its_contacts_one_by_one(assert_same_tree):
     # table_model builds each family from one contact of each kind (Contact.for_bodies): the same arrays as
     # the family of every contact built and checked on its own
@@ -50,7 +61,7 @@ def test_a_mirror_image_state_of_the_packed_rack_gets_the_mirror_image_accelerat
     # Summed in the order of the family, the forces on a ball and on its mirror image (whose contacts come in
     # another order) came out 7e-15 N apart, and the break amplified that to metres (docs/RESULTS.md).
     model = billiard.table_model(P)
-    partner = mirror_partners(P)
+    partner = table.mirror_partners(P)
     centres = np.array(billiard.rack(P, 0.0))
     centres[1:] = [P.rack_x, 0.0] + (centres[1:] - [P.rack_x, 0.0]) * (1 - 3e-4)
     rng = np.random.default_rng(0)
