@@ -3,6 +3,7 @@
     python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
                                       [--reference RTOL] [--reference-time T] [--error-norm rms|max]
+                                      [--contact-steps [FAMILY ...]]
 
 Each shot places the 16 balls of ``billiard.RACK_BALLS`` at random on the
 table (uniform, at least 2.05 R apart and clear of the cushions and
@@ -19,9 +20,9 @@ ball got above its resting height, the largest drift of the balls' Euler
 parameters off unit length, pocketed balls (when, which pocket) and balls
 that flew off the table. A shot is marked BAD where its run failed (the
 error's last line), a state was not finite, the energy rose by more than
-rtol times its start (the break's rise at rtol = 1e-3 is 6e-4 of it, and
-falls with rtol: docs/RESULTS.md, "An energy check that could barely
-fail"), two balls overlapped by more
+rtol times its start (the break's rise at rtol = 1e-3 is 1.2e-4 of it, and
+falls with rtol: docs/RESULTS.md, "The cushions' contacts resolved in
+steps"), two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
 ``simulate``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
@@ -31,7 +32,10 @@ the largest error of a ball's centre (mm), velocity (m/s) and spin (rad/s),
 at the end or at ``--reference-time`` s (a table of many collisions is
 chaotic: late errors can be a collision that went the other way, and say
 little of the integration). ``--error-norm max`` runs every shot with the
-largest scaled error as the step control's norm (``simulate.ERROR_NORM``).
+largest scaled error as the step control's norm (``simulate.ERROR_NORM``);
+``--contact-steps [FAMILY ...]`` bounds the steps by the closed contacts of
+``all`` families, of those named, or with none named of none, instead of the
+table's default (the cushions; ``_bounds``).
 docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
 """
 
@@ -101,11 +105,12 @@ def main():
     parser.add_argument("--reference-time", type=float, default=None, metavar="T",
                         help="time (s) of the errors against the reference run (default: the end)")
     _bounds.add_options(parser)
+    _bounds.add_contact_steps(parser)
     args = parser.parse_args()
     _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
     model = billiard.table_model(p)
-    settings = dict(table.settings(model), max_steps=args.max_steps)
+    settings = dict(_bounds.settings(args, model), max_steps=args.max_steps)
     formulation = table.FORMULATION if args.baumgarte is None else Baumgarte(args.baumgarte, args.baumgarte)
     run = eqx.filter_jit(lambda state, times, rtol, atol: simulate(
         model, state, times, formulation, max_events=MAX_EVENTS, **dict(settings, rtol=rtol, atol=atol)))
