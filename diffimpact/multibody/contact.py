@@ -437,9 +437,14 @@ class Cushion(Geometry):
     directions between (Fig. 4: normal to the long side, back along the
     original direction for a ball aimed at the corner, normal to the short side).
 
-    ``nose_height``: ``None`` (Gismeros Moreno et al.'s model) for vertical faces, which meet
-    the ball at the height of its centre: the distance is measured in the
-    horizontal plane and n is horizontal. A height h (m above the cloth) for a
+    ``nose_height``: ``None`` (Gismeros Moreno et al.'s model) for vertical faces standing on
+    the cloth plane z = 0, which meet a ball whose centre is above it at the
+    height of its centre: the distance is measured in the horizontal plane and
+    n is horizontal. The faces end at the cloth (the paper bounds each face; its
+    height is not given, and here they are not bounded above): a ball whose
+    centre is below z = 0, one that fell through a pocket, is measured from the
+    faces' bottom edge, C − P* = (horizontal offset, z), so the cushions do not
+    reach under the table. A height h (m above the cloth) for a
     cushion that touches the ball at its nose line z = h (Mathavan et al. 2010:
     h = 7R/5): the distance is measured in 3-D to the segments at that height,
     so for a ball on the cloth n points down from the nose to the centre and the
@@ -491,8 +496,9 @@ class Cushion(Geometry):
         for k in range(1, len(squared)):
             closer = squared[k] < least
             nearest, least = jnp.where(closer, horizontal[k], nearest), jnp.where(closer, squared[k], least)
-        # the nose is level, so the nearest segment in 3-D is the nearest in the plane
-        vertical = 0.0 if self.nose_height is None else centre[2] - self.nose_height
+        # the nose is level, so the nearest segment in 3-D is the nearest in the plane; vertical faces stand on
+        # the cloth, z ≥ 0: level with a centre above it, from their bottom edge to one below it
+        vertical = jnp.minimum(centre[2], 0.0) if self.nose_height is None else centre[2] - self.nose_height
         return jnp.concatenate([nearest, jnp.reshape(vertical, (1,))])
 
     def normal(self, pose_i, pose_j):

@@ -101,6 +101,21 @@ def test_gap_and_normal_in_closed_form():
     np.testing.assert_allclose(face.penetration(GROUND, *q), RADIUS - np.hypot(0.3, 0.3) * RADIUS, rtol=1e-12)
 
 
+@pytest.mark.parametrize("depth", [0.5, 1.0, 40.0])
+def test_vertical_faces_end_at_the_cloth_so_a_ball_below_it_is_measured_from_their_bottom_edge(depth):
+    # a ball that fell through a pocket, its centre depth·R below the cloth plane, 0.9 R from the face in plan: the
+    # gap to the face's bottom edge in 3-D (it touched the face while its centre was above the cloth: 0.1 R deep)
+    face = Cushion(VERTICES, 0, RADIUS)
+    offset = np.array([0.0, -0.9 * RADIUS, -depth * RADIUS])
+    q = jnp.concatenate([jnp.asarray(offset + [-0.2, 0.0, 0.0]), jnp.array([1.0, 0.0, 0.0, 0.0])])
+    np.testing.assert_allclose(face.penetration(GROUND, q), RADIUS - np.linalg.norm(offset), rtol=1e-12)
+    np.testing.assert_allclose(face.normal(GROUND, q), unit(offset), rtol=1e-12)
+    assert (float(face.penetration(GROUND, q)) > 0) == (depth < np.sqrt(1 - 0.9**2))
+    # continuous at the cloth plane: a centre at z = 0 is the horizontal case
+    level = q.at[2].set(0.0)
+    np.testing.assert_allclose(face.penetration(GROUND, level), 0.1 * RADIUS, rtol=1e-12)
+
+
 @pytest.mark.parametrize(
     "build, message",
     [
