@@ -17,8 +17,10 @@ component. Each line: the run's time, accepted steps and contact events,
 the energy at the start and end and its largest rise above an earlier value
 (``table.energy_rise``), the largest overlap of two balls, the highest a
 ball got above its resting height, the largest drift of the balls' Euler
-parameters off unit length, pocketed balls (when, which pocket) and balls
-that flew off the table. A shot is marked BAD where its run failed (the
+parameters off unit length, pocketed balls (when, which pocket), balls
+that flew off the table, and the ball–cushion onsets with how many of them
+had the ball's centre above 2R (``cushion_hits_in_air``: the paper's cushion
+faces have no top). A shot is marked BAD where its run failed (the
 error's last line), a state was not finite, the energy rose by more than
 rtol times its start (the break's rise at rtol = 1e-3 is 1.2e-4 of it, and
 falls with rtol: docs/RESULTS.md, "The cushions' contacts resolved in
@@ -85,6 +87,19 @@ def shot(rng, p, mode):
     return centres, velocities, spins
 
 
+def cushion_hits_in_air(p, run):
+    """(onsets, of them with the ball's centre above 2R) of ``run``'s ball–cushion onsets: the paper's vertical faces
+    (``Cushion``, ``nose_height=None``) have no top, so a ball in the air meets them at any height, where a real
+    cushion's nose is at 1.27 R (WPA: 63.5 % of the ball's diameter)."""
+    events = run.events
+    count = int(events.count)
+    family, member, onset = (np.asarray(x[:count]) for x in (events.contact, events.member, events.onset))
+    hits = np.flatnonzero((family == billiard.TABLE_FORCES.index("ball–cushion")) & onset)
+    balls = member[hits] // len(billiard.CUSHIONS)  # the family runs ball by ball, each against the six cushions
+    heights = np.asarray(events.q)[hits].reshape(len(hits), 16, 7)[np.arange(len(hits)), balls, 2]
+    return len(hits), int((heights > 2 * p.radius).sum())
+
+
 def ball_spins(q, v):
     """Every ball's angular velocity (rad/s), (16, 3), from one state's q and v."""
     return jax.vmap(angular_velocity)(q.reshape(16, 7), v.reshape(16, 7))
@@ -148,6 +163,7 @@ def main():
         gone = {ball for _, ball, _ in pocketed}
         flew = [names[i] for i in range(16) if names[i] not in gone and (np.abs(centre[:, i, :2]) > rails).any()]
         events = int(result.events.count)
+        in_air = cushion_hits_in_air(p, result)
         failed = (not np.isfinite(q).all() or rise > settings["rtol"] * energy[0] or overlap > 1e-3
                   or events >= MAX_EVENTS)
         bad += failed
@@ -155,7 +171,7 @@ def main():
               f"{events:4d} events, energy {energy[0]:6.3f} → {energy[-1]:6.3f} J (rise {rise:.1e}), "
               f"overlap {1e3 * overlap:6.3f} mm, highest {1e3 * (centre[:, :, 2].max() - p.resting_height()):7.1f} mm, "
               f"drift {drift:.1e}, pocketed {[f'{ball} {t:.3f} s {pocket}' for t, ball, pocket in pocketed]}, "
-              f"flew off {flew}", flush=True)
+              f"flew off {flew}, cushion onsets {in_air[0]} ({in_air[1]} in the air)", flush=True)
         if args.reference is not None:
             reference = run(state, times, args.reference, 1e-3 * args.reference)
             errors = [np.abs(np.asarray(x[at]).reshape(16, -1) - np.asarray(y[at]).reshape(16, -1)).max(axis=0)
