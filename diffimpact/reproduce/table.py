@@ -27,7 +27,7 @@ cushions' contacts resolved in steps"). ``quick``: 0.3 s instead of 4 s.
 Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
 these tolerances: the solver's error in ṗ along p (an allowed 1e-3 of |ṗ| ≈
 ω/2, some 100 1/s for a rolling ball) is never corrected by the Lagrange
-multipliers, so |p| leaves 1 and keeps leaving: 42 by 4 s of the break
+multipliers, so |p| leaves 1 and keeps leaving: 21 by 4 s of the break
 (``python benchmarks/break_events.py --formulation lagrange --duration 4``).
 The motion does not see it: the rotation, the spins and the inertia are
 those of p/|p| (``diffimpact.multibody.bodies``). But a run should not carry
