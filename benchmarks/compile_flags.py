@@ -18,12 +18,11 @@ reads its flags once, when JAX's CPU backend starts), in one run:
 import argparse
 import hashlib
 import json
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
+
+from _processes import measured
 
 FUSION_OFF = "--xla_cpu_use_fusion_emitters=false"
 FLAGS = {
@@ -80,13 +79,8 @@ def main():
         return
     results = {}
     for name, flags in FLAGS.items():
-        env = {**os.environ, "XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()}
-        out = subprocess.run([sys.executable, __file__, f"--child={flags}", "--duration", str(args.duration),
-                              "--repeats", str(args.repeats)], env=env, capture_output=True, text=True,
-                             cwd=os.path.dirname(os.path.abspath(__file__)))
-        if out.returncode:
-            sys.exit(f"{name}: the measuring process failed:\n{out.stderr}")
-        results[name] = json.loads(out.stdout.strip().splitlines()[-1])
+        results[name] = measured(__file__, [f"--child={flags}", "--duration", str(args.duration),
+                                            "--repeats", str(args.repeats)], name, flags)
     default, *_ = results.values()
     print(f"{'':34s} {'bounce: trace':>14s} {'XLA':>8s} {f'break {args.duration:g} s: compile':>22s} {'run':>8s}")
     for name, r in results.items():

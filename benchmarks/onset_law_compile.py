@@ -14,10 +14,10 @@ exact method: ĉ(n, e) by Newton iterations through an event-terminated solve) o
 """
 
 import json
-import os
-import subprocess
 import sys
 import time
+
+from _processes import measured
 
 LAWS = ("fixed", "optimal")
 
@@ -60,14 +60,10 @@ def main():
     if len(sys.argv) == 3:
         print(json.dumps(child(sys.argv[1], sys.argv[2] == "traced")))
         return
-    here = os.path.dirname(os.path.abspath(__file__))
     results = {}
     for law in LAWS:
         for mode in ("concrete", "traced"):
-            out = subprocess.run([sys.executable, __file__, law, mode], capture_output=True, text=True, cwd=here)
-            if out.returncode:
-                sys.exit(f"{law}, {mode}: the measuring process failed:\n{out.stderr}")
-            results.setdefault(law, {}).update(json.loads(out.stdout.strip().splitlines()[-1]))
+            results.setdefault(law, {}).update(measured(__file__, [law, mode], f"{law}, {mode}"))
     print(f"{'ground law':24s} {'Contact(...)':>12s} {'simulate: 1st call':>19s} {'later':>8s} "
           f"{'jit: lower':>11s} {'XLA':>7s}")
     names = {"fixed": "HertzLinearDamper", "optimal": "OptimalDamping (exact)"}

@@ -24,8 +24,8 @@ package's. The runs take other steps and end elsewhere (the break is chaotic); Â
 import argparse
 import json
 import os
-import subprocess
-import sys
+
+from _processes import measured
 
 SETTINGS = {"exact sums, AVX (the package)": ("exact", ""), "plain sums, AVX": ("plain", ""),
             "exact sums, FMA": ("exact", "--xla_cpu_max_isa=AVX512"),
@@ -76,14 +76,8 @@ def main():
         return
     results = {}
     for name, (sums, flags) in SETTINGS.items():
-        env = {**os.environ, "XLA_FLAGS": (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()}
-        out = subprocess.run([sys.executable, __file__, f"--child={sums}", "--duration", str(args.duration),
-                              "--repeats", str(args.repeats)], env=env, capture_output=True, text=True,
-                             cwd=os.path.dirname(os.path.abspath(__file__)))
-        if out.returncode:
-            sys.exit(f"{name}: the measuring process failed:\n{out.stderr}")
-        results[name] = json.loads(out.stdout.strip().splitlines()[-1])
-        r = results[name]
+        r = results[name] = measured(__file__, [f"--child={sums}", "--duration", str(args.duration),
+                                                "--repeats", str(args.repeats)], name, flags)
         print(f"{name:31s} XLA_FLAGS {r['isa']!r:30s} compile {r['compile']:5.1f} s, run {r['run']:.3f} s, "
               f"{r['steps']} steps, {1e6 * r['run'] / r['steps']:5.1f} Âµs a step, E(end) {r['energy']:.4f} J, "
               f"mirror error {r['mirror']:.2e} m", flush=True)
