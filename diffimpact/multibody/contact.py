@@ -854,6 +854,10 @@ class Contact(Force):
         than a step (a ball resting on the cloth under gravity cannot graze it). A ``removal``
         (``HoledPlane``) is still located. The pool table's cloth (``billiard.table_cloth``): its balls
         hop on the undamped cloth, and each hop's onset and separation would end two segments.
+    removes_body : whether a removal (``Geometry.removal``, located by ``simulate``) takes the removed
+        contact's body j out of the scene: from then on every contact of every family that involves it is
+        removed too (default ``False``: only the contact). The pool table's cloth: a pocketed ball leaves
+        every contact, so that it meets nothing in the void under the table.
 
     Attributes
     ----------
@@ -872,18 +876,23 @@ class Contact(Force):
     # that are not ``located`` until they are removed.
     engaged: jnp.ndarray
     located: bool = eqx.field(static=True)
+    removes_body: bool = eqx.field(static=True)
 
-    def __init__(self, geometry, law, friction=None, located=True):
-        if not isinstance(located, bool):
-            raise TypeError(f"located must be a bool; got {located!r}")
+    def __init__(self, geometry, law, friction=None, located=True, removes_body=False):
+        for name, flag in (("located", located), ("removes_body", removes_body)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool; got {flag!r}")
         if not located and (not isinstance(law, NormalForceLaw) or law.separates_at_zero_force):
             raise ValueError(
                 f"located=False needs a NormalForceLaw whose force vanishes at zero penetration (Hertz, "
                 f"HuntCrossley), which switches on and off continuously; got {type(law).__name__}"
             )
-        self.located = located
+        self.located, self.removes_body = located, removes_body
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be a Geometry; got {type(geometry).__name__}")
+        if removes_body and type(geometry).removal is Geometry.removal:
+            raise ValueError(f"removes_body=True needs a geometry with a removal (HoledPlane); "
+                             f"{type(geometry).__name__} has none")
         if isinstance(law, NormalForceLaw):
             active_law = law
         elif isinstance(law, ImpactLaw):
@@ -1110,7 +1119,8 @@ class Contact(Force):
 
 def _kind(contact):
     parts = [type(contact.geometry).__name__, type(contact.law).__name__, type(contact.friction).__name__]
-    return "(" + ", ".join(parts + ([] if contact.located else ["located=False"])) + ")"
+    flags = ([] if contact.located else ["located=False"]) + (["removes_body=True"] if contact.removes_body else [])
+    return "(" + ", ".join(parts + flags) + ")"
 
 
 # --- impact quantities of a contact in a constrained model --------------------------

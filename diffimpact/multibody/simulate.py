@@ -48,7 +48,11 @@ Contacts that leave the scene. A geometry may give a ``removal`` function
 crosses zero, located as the other functions, the contact is removed for
 good: it exerts no force and ends no more segments, so that a fallen ball
 carried back under the surface by its own motion does not meet the plane
-from below. Removals are not listed in ``Events``.
+from below. A family with ``removes_body`` (``Contact``) takes the removed
+contact's body out of the scene with it: every contact of every family that
+involves the body is removed at the same event (the pool table's pocketed
+balls meet nothing in the void under the table). Removals are not listed in
+``Events``.
 
 Contacts at a distance (``near_distance``). A scene of many bodies (the
 pool table's 120 ball pairs) would end a segment at every closest approach
@@ -1580,6 +1584,31 @@ def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
     return jax.lax.switch(size, [cut(count) for count in sizes], q, v)
 
 
+def _taken_out(model, families, removed, status=None):
+    """``removed`` (one flag per member, family by family) with the members whose bodies it takes out of the scene.
+
+    A removed member of a family with ``removes_body`` takes its body j out
+    (``Contact``'s ``removes_body``: a pocketed ball): every member of every
+    family with that body, on either side, is removed with it, but for
+    those already ``REMOVED`` in ``status`` (where given), which keep their
+    removal and its time.
+    """
+    leaving = [(model.forces[k], flags) for k, flags in zip(families, removed) if model.forces[k].removes_body]
+    if not leaving:
+        return list(removed)
+    gone = jnp.zeros(len(model.bodies), dtype=int)
+    for contact, flags in leaving:
+        body = contact.geometry.body_j
+        gone = gone.at[jnp.maximum(body, 0)].add((flags & (body >= 0)).astype(int))
+    out = []
+    for f, (k, flags) in enumerate(zip(families, removed)):
+        geometry = model.forces[k].geometry
+        involved = ((geometry.body_i >= 0) & (gone[jnp.maximum(geometry.body_i, 0)] > 0)) | (
+            (geometry.body_j >= 0) & (gone[jnp.maximum(geometry.body_j, 0)] > 0))
+        out.append(flags | (involved if status is None else involved & (status[f] != REMOVED)))
+    return out
+
+
 def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed, shift,
                   velocity_shift):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
@@ -1681,10 +1710,13 @@ def _simulate_events(
         removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
         if removal is not None:  # already gone (e.g. a ball that starts under a hole)
             status = jnp.where(removal <= 0, REMOVED, status)
+        status0.append(status)
+    taken_out = _taken_out(model, families, [status == REMOVED for status in status0])
+    status0 = tuple(jnp.where(taken, REMOVED, status) for status, taken in zip(status0, taken_out))
+    for k, status in zip(families, status0):
+        contact = model.forces[k]
         engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status == REMOVED, 0.0, -1.0)
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
-        status0.append(status)
-    status0 = tuple(status0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     # constant save times (closed over by a caller's ``jit``) made XLA compile a 1.4× slower program
     save_times = jax.lax.optimization_barrier(save_times)
@@ -1790,11 +1822,13 @@ def _simulate_events(
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
+            removed = _taken_out(model, families, [due[slots[f] : slots[f + 1], 2] for f in range(len(families))],
+                                 status)
             for f, k in enumerate(families):
                 rows = due[slots[f] : slots[f + 1]]
                 hit = rows[:, 0] | rows[:, 1]
                 new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
-                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], rows[:, 2],
+                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], removed[f],
                     q1, v1, t1, rest_speed, shift[slots[f] : slots[f + 1]], velocity_shift[slots[f] : slots[f + 1]],
                 )
                 new_status.append(status_f)

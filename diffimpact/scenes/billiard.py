@@ -746,7 +746,10 @@ def table_cloth(p, index):
     over the rim strip) and falls through. It leaves the cloth for good
     (``HoledPlane.removal``, located by ``simulate``) there, or, if it flew
     over the edge, where it falls to the cloth's level over the hole: no
-    pocket floor, it falls on. The cloth's onsets and separations are not
+    pocket floor, it falls on, out of the scene (``Contact``'s
+    ``removes_body``: its contacts with the other balls and the cushions are
+    removed at the same event, so that it meets nothing under the table).
+    The cloth's onsets and separations are not
     located (``Contact``'s ``located``): its Hertz force vanishes at δ = 0,
     and on the paper's undamped cloth the balls hop for the whole run, each
     hop an onset and a separation that would end two segments
@@ -754,7 +757,7 @@ def table_cloth(p, index):
     """
     holes = pockets(p)
     return Contact(HoledPlane(0.0, _rails(p), holes.centres, holes.radii, index, p.radius),
-                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3), located=False)
+                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3), located=False, removes_body=True)
 
 
 def _rails(p):

@@ -24,6 +24,7 @@ from diffimpact.multibody import (
     PlanarBody,
     SpatialBody,
     SpherePlane,
+    SphereSphere,
     State,
     simulate,
 )
@@ -298,6 +299,51 @@ def test_only_a_law_that_vanishes_at_zero_penetration_may_go_unlocated():
         Contact(plane, Hertz(STIFFNESS), located=1)
     with pytest.raises(ValueError, match="differs in kind.*located=False"):
         Contact.family([Contact(plane, Hertz(STIFFNESS)), Contact(plane, Hertz(STIFFNESS), located=False)])
+
+
+def test_a_ball_that_drops_through_a_hole_of_a_plane_that_removes_bodies_meets_nothing_under_it(ball_over_hole):
+    """``Contact(..., removes_body=True)``: a removal takes the ball out of every contact. Two frictionless balls
+    slide at 2 m/s towards each other, each into a hole (mirror images about x = 0.45), and fall through; under
+    the plane they pass at 0.21 s, 4 cm down, level. Taken out, each moves as the lone ball of
+    ``ball_over_hole`` with the same start (its own hole first on its path) and their pair's contact is removed
+    at the holes' edges; left in, they collide head-on."""
+    ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
+    mirror, speed, t_end = 0.45, 2.0, 0.3
+    holes = np.array([HOLE, [2 * mirror - HOLE[0], HOLE[1]]])
+    (qa, va), (qb, vb) = _rest((0.0, HOLE[1]), (speed, 0.0, 0.0)), _rest((2 * mirror, HOLE[1]), (-speed, 0.0, 0.0))
+
+    def run(removes_body):
+        cloth = Contact.family(
+            Contact(HoledPlane(0.0, BOUNDS, holes, [HOLE_RADIUS] * 2, j, RADIUS), Hertz(HOLE_STIFFNESS),
+                    located=False, removes_body=removes_body) for j in (0, 1))
+        pair = Contact(SphereSphere(0, None, RADIUS, 1, None, RADIUS), Hertz(STIFFNESS))
+        model = Model([ball, ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth, pair])
+        return simulate(model, State(jnp.array(qa + qb), jnp.array(va + vb)), jnp.array([0.0, t_end]),
+                        LagrangeMultipliers(), rtol=1e-10, atol=1e-12, max_events=4)
+
+    edge = (HOLE[0] - HOLE_RADIUS) / speed  # when each centre crosses its hole's near edge
+    alone = ball_over_hole(jnp.array(qa), jnp.array(va), t_end, located=False)
+    out = run(True)
+    assert int(out.events.count) == 0
+    np.testing.assert_allclose(out.removals[1], [edge, edge], atol=1e-7)
+    np.testing.assert_allclose(out.removals[2], [edge], atol=1e-7)  # the pair, with the balls
+    a, b = (out.q[-1, 7 * k : 7 * k + 3] for k in (0, 1))
+    np.testing.assert_allclose(a, alone.q[-1, :3], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(b, a * jnp.array([-1.0, 1.0, 1.0]) + jnp.array([2 * mirror, 0.0, 0.0]), rtol=0,
+                               atol=1e-9)
+    assert float(a[0]) == pytest.approx(speed * t_end, abs=1e-9) and float(a[2]) < -RADIUS
+    # left in the pair's contact, the balls meet under the plane and bounce back
+    kept = run(False)
+    assert bool(kept.events.onset[0]) and int(kept.events.member[0]) == 0 and int(kept.events.contact[0]) == 2
+    assert float(kept.events.t[0]) == pytest.approx((mirror - RADIUS) / speed, abs=1e-4)
+    assert float(kept.q[-1, 0]) < mirror - RADIUS and np.isinf(float(kept.removals[2][0]))
+
+
+def test_only_a_geometry_with_a_removal_may_remove_its_body():
+    with pytest.raises(ValueError, match="removes_body=True needs a geometry with a removal"):
+        Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS), Hertz(STIFFNESS), removes_body=True)
+    with pytest.raises(TypeError, match="removes_body must be a bool"):
+        Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(STIFFNESS), removes_body=1)
 
 
 # --- contacts at a distance (``near_distance``) ------------------------------------------------

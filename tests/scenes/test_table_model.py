@@ -109,6 +109,9 @@ def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_ho
     assert found[0][0] == float(run.removals[1][0]) == pytest.approx((0.4 - float(radius)) / speed, rel=1e-3)
     assert int(run.events.count) == 0  # the cloth's onsets and separations are not located
     assert float(run.q[-1, 2]) < 0  # it has fallen below the slate
+    # out of the scene with it: its contacts with the cushions' faces are removed at the same event
+    assert billiard.table_forces(1)[2] == "ball–cushion"
+    np.testing.assert_array_equal(run.removals[2], np.full(run.removals[2].shape, run.removals[1][0]))
 
 
 def test_more_events_than_allowed_stop_the_run_with_a_message_naming_max_events():
