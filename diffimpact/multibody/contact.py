@@ -137,6 +137,16 @@ class Geometry(eqx.Module):
         """
         return None
 
+    def exit(self, pose_i, pose_j):
+        """After a ``removal`` that takes body j out (``Contact``'s ``removes_body``): a function that crosses zero
+        downwards where the body is clear of the scene, or ``None`` (the default: no such removal).
+
+        ``simulate`` locates it and then removes every contact with the body
+        (``HoledPlane``: the ball's top below the plane, under which nothing
+        of the table reaches).
+        """
+        return None
+
 
 class CirclePlane(Geometry):
     """Circle (2-D) or sphere (3-D) of radius R on body j against a line or plane on body i.
@@ -324,6 +334,11 @@ class HoledPlane(Geometry):
         separation); one that flies over a hole, when it falls to the plane.
         """
         return jnp.maximum(-self.plane_penetration(pose_i, pose_j), self.surface_margin(pose_i, pose_j))
+
+    def exit(self, pose_i, pose_j):
+        """z_C + R − h = 2R − δ_p, the height of the sphere's top above the plane: zero where the sphere, dropped
+        through, has passed below it (m)."""
+        return 2.0 * self.radius - self.plane_penetration(pose_i, pose_j)
 
     def point(self, pose_i, pose_j):
         depth = self.radius - self.plane_penetration(pose_i, pose_j) / 2
@@ -855,9 +870,10 @@ class Contact(Force):
         (``HoledPlane``) is still located. The pool table's cloth (``billiard.table_cloth``): its balls
         hop on the undamped cloth, and each hop's onset and separation would end two segments.
     removes_body : whether a removal (``Geometry.removal``, located by ``simulate``) takes the removed
-        contact's body j out of the scene: from then on every contact of every family that involves it is
-        removed too (default ``False``: only the contact). The pool table's cloth: a pocketed ball leaves
-        every contact, so that it meets nothing in the void under the table.
+        contact's body j out of the scene (default ``False``: only the contact): once the body is clear of
+        it (``Geometry.exit``, located too) every contact of every family that involves it is removed. The
+        pool table's cloth: a pocketed ball meets the cushions' jaws and the other balls until its top is
+        below the cloth, and nothing in the void under the table.
 
     Attributes
     ----------
@@ -890,9 +906,9 @@ class Contact(Force):
         self.located, self.removes_body = located, removes_body
         if not isinstance(geometry, Geometry):
             raise TypeError(f"geometry must be a Geometry; got {type(geometry).__name__}")
-        if removes_body and type(geometry).removal is Geometry.removal:
-            raise ValueError(f"removes_body=True needs a geometry with a removal (HoledPlane); "
-                             f"{type(geometry).__name__} has none")
+        if removes_body and (type(geometry).removal is Geometry.removal or type(geometry).exit is Geometry.exit):
+            raise ValueError(f"removes_body=True needs a geometry with a removal and an exit (HoledPlane); "
+                             f"{type(geometry).__name__} has not")
         if isinstance(law, NormalForceLaw):
             active_law = law
         elif isinstance(law, ImpactLaw):

@@ -49,10 +49,11 @@ crosses zero, located as the other functions, the contact is removed for
 good: it exerts no force and ends no more segments, so that a fallen ball
 carried back under the surface by its own motion does not meet the plane
 from below. A family with ``removes_body`` (``Contact``) takes the removed
-contact's body out of the scene with it: every contact of every family that
-involves the body is removed at the same event (the pool table's pocketed
-balls meet nothing in the void under the table). Removals are not listed in
-``Events``.
+contact's body out of the scene: the removal leaves it on its way out, and
+where its ``Geometry.exit`` crosses zero (located) every contact of every
+family that involves the body is removed (the pool table's pocketed balls,
+once their tops are below the cloth, meet nothing in the void under it).
+Removals and exits are not listed in ``Events``.
 
 Contacts at a distance (``near_distance``). A scene of many bodies (the
 pool table's 120 ball pairs) would end a segment at every closest approach
@@ -333,8 +334,10 @@ class Trajectory(eqx.Module):
     removals : one entry per force of ``Model.forces``: for each ``Contact``
         family the time (s) each of its contacts was removed for good
         (``Geometry.removal``, located: a ball that dropped through a
-        ``HoledPlane``'s hole), inf for those that were not; ``None`` for other
-        forces, and for models without contacts.
+        ``HoledPlane``'s hole; the contacts with a body that a family with
+        ``removes_body`` took out, at its ``Geometry.exit``), inf for those
+        that were not; ``None`` for other forces, and for models without
+        contacts.
 
     ``save(path)`` writes all of it to one ``.npz`` file (atomically);
     ``Trajectory.load(path)`` reads it back.
@@ -916,9 +919,10 @@ def _select(flag, new, old):
     return eqx.combine(jax.tree.map(choose, arrays, eqx.filter(old, eqx.is_array)), static)
 
 
-# Status of each contact in ``_simulate_events``: open (receding or approaching), closed, or removed for good
-# (``Geometry.removal``).
-RECEDING, APPROACHING, CLOSED, REMOVED = 0, 1, 2, 3
+# Status of each contact in ``_simulate_events``: open (receding or approaching), closed, removed for good
+# (``Geometry.removal``), or removed with its body not yet clear of the scene (``Contact``'s ``removes_body``:
+# ``Geometry.exit``). Statuses from ``REMOVED`` on are out of play.
+RECEDING, APPROACHING, CLOSED, REMOVED, LEAVING = 0, 1, 2, 3, 4
 
 
 def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t):
@@ -967,8 +971,10 @@ def _event_values(families, t, y, args):
     With a near distance d_n the turning points (ġ + v_r, v_r − ġ) of contacts
     whose gap is d_n or more are inactive (1).
     The third: the geometry's ``removal`` function, inactive (1) for
-    geometries without one; all three are inactive once the contact is
-    removed. A family that is not ``located`` has only the third.
+    geometries without one, and once removed with its body still leaving
+    (``LEAVING``) the geometry's ``exit``; all three are inactive once the
+    contact is removed for good. A family that is not ``located`` has only
+    the third.
     The band 2 v_r between the turning points makes every function positive
     at the start of the segment that follows its status change (ġ ≥ 0 at a
     separation), so none has a root there: a bounce shorter than the first
@@ -988,7 +994,12 @@ def _event_values(families, t, y, args):
         second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0) if contact.located else 1.0
         removal = contact.geometry.removal(pose_i, pose_j)
         third = 1.0 if removal is None else removal
-        return jnp.where(status == REMOVED, 1.0, jnp.stack([first, second, third])), (status == RECEDING) & (gap <= 0)
+        if contact.removes_body:
+            third = jnp.where(status == LEAVING, contact.geometry.exit(pose_i, pose_j), third)
+        out = status >= REMOVED
+        values = jnp.stack([jnp.where(out, 1.0, first), jnp.where(out, 1.0, second),
+                            jnp.where(status == REMOVED, 1.0, third)])
+        return values, (status == RECEDING) & (gap <= 0)
 
     values, landing = zip(
         *[model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
@@ -1302,9 +1313,9 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
     for k, status_k in zip(families, status if near or contact else ()):
         penetration, rate = model.forces[k].penetration_rate(q, v)
         # (a family that is not located has no open and closed statuses: its penetration says)
-        closed = status_k == CLOSED if model.forces[k].located else (status_k != REMOVED) & (penetration > 0)
+        closed = status_k == CLOSED if model.forces[k].located else (status_k < REMOVED) & (penetration > 0)
         if near:
-            approaching = (status_k != REMOVED) & ~closed & (rate > 0)
+            approaching = (status_k < REMOVED) & ~closed & (rate > 0)
             bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
         if k in contact:
             moving = closed & (rate != 0)
@@ -1584,32 +1595,40 @@ def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
     return jax.lax.switch(size, [cut(count) for count in sizes], q, v)
 
 
-def _taken_out(model, families, removed, status=None):
-    """``removed`` (one flag per member, family by family) with the members whose bodies it takes out of the scene.
+def _removals(model, families, due, status):
+    """(leaving, removed) flags per member, family by family, from the due removal functions ``due``.
 
-    A removed member of a family with ``removes_body`` takes its body j out
-    (``Contact``'s ``removes_body``: a pocketed ball): every member of every
-    family with that body, on either side, is removed with it, but for
-    those already ``REMOVED`` in ``status`` (where given), which keep their
-    removal and its time.
+    A due ``Geometry.removal`` removes its contact for good (``REMOVED``);
+    in a family with ``removes_body`` (``Contact``) it leaves the contact's
+    body j on its way out (``LEAVING``: no force, its ``Geometry.exit`` then
+    watched), and the exit takes the body out of the scene: every member of
+    every family with that body, on either side, is removed for good with it
+    (but those already ``REMOVED``).
     """
-    leaving = [(model.forces[k], flags) for k, flags in zip(families, removed) if model.forces[k].removes_body]
-    if not leaving:
-        return list(removed)
-    gone = jnp.zeros(len(model.bodies), dtype=int)
-    for contact, flags in leaving:
-        body = contact.geometry.body_j
-        gone = gone.at[jnp.maximum(body, 0)].add((flags & (body >= 0)).astype(int))
+    leaving, removed, gone = [], [], jnp.zeros(len(model.bodies), dtype=int)
+    for k, flags, status_k in zip(families, due, status):
+        contact = model.forces[k]
+        if contact.removes_body:
+            leaving.append(flags & (status_k < REMOVED))
+            exits = flags & (status_k == LEAVING)
+            body = contact.geometry.body_j
+            gone = gone.at[jnp.maximum(body, 0)].add((exits & (body >= 0)).astype(int))
+            removed.append(exits)
+        else:
+            leaving.append(jnp.zeros_like(flags))
+            removed.append(flags)
+    if not any(model.forces[k].removes_body for k in families):
+        return leaving, removed
     out = []
-    for f, (k, flags) in enumerate(zip(families, removed)):
+    for k, flags, status_k in zip(families, removed, status):
         geometry = model.forces[k].geometry
         involved = ((geometry.body_i >= 0) & (gone[jnp.maximum(geometry.body_i, 0)] > 0)) | (
             (geometry.body_j >= 0) & (gone[jnp.maximum(geometry.body_j, 0)] > 0))
-        out.append(flags | (involved if status is None else involved & (status[f] != REMOVED)))
-    return out
+        out.append(flags | (involved & (status_k != REMOVED)))
+    return leaving, out
 
 
-def _apply_events(model, k, status, residual, released, hit, second, removed, q, v, t, rest_speed, shift,
+def _apply_events(model, k, status, residual, released, hit, second, leaving, removed, q, v, t, rest_speed, shift,
                   velocity_shift):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
@@ -1617,8 +1636,9 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
     the last two one flag per contact; ``contact_event`` is False at the
     turning points of an open gap. The onsets of an impulsive family, with
     its other proximal members, are one impact (``impact_velocity``).
-    Members whose ``removed`` (removal function) is due are removed for good
-    (with any event of theirs at the same instant). ``shift`` and
+    Members ``removed`` (``_removals``) are removed for good, those
+    ``leaving`` until their body's exit (with any event of theirs at the same
+    instant); a removal's time is kept from the first of the two. ``shift`` and
     ``velocity_shift`` (``_event_time_shifts``, ``_velocity_shift``) carry the
     derivatives of the onset times into the laws set at them.
     """
@@ -1642,13 +1662,14 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
     landed = approaching & (gap <= 0)
     onset = crossed | landed
     # (and the time of a removal, which ``_trajectory`` reads back from the final statuses)
-    new_released = jnp.where(separation | onset | removed, t, released)
+    new_released = jnp.where(separation | onset | leaving | (removed & (status != LEAVING)), t, released)
+    out = removed | leaving
     open_status = jnp.where(approaching, APPROACHING, RECEDING)
     if contact.impulsive:
         # One impact of the proximal members ([Uchida 2015] §3a, Fig. 6): those within the proximity
         # tolerance, always with the members whose onset it is.
         impact = jnp.any(onset)
-        in_play = (status != REMOVED) & ~removed
+        in_play = (status < REMOVED) & ~out
         taking_part = (onset | (penetration >= -contact.law.proximity)) & in_play
         v = jax.lax.cond(impact, lambda v: impact_velocity(model, contact, q, v, t, taking_part), lambda v: v, v)
         # After an impulse every member's status follows its gap rate as it then stands, as after a turning
@@ -1664,17 +1685,18 @@ def _apply_events(model, k, status, residual, released, hit, second, removed, q,
         )
         after = jnp.where(approaching_after, APPROACHING, RECEDING)
         new_status = jnp.where(impact, after, jnp.where(hit, open_status, status))
-        new_status = jnp.where(removed | (status == REMOVED), REMOVED, new_status)
+        new_status = jnp.where(removed | (status == REMOVED), REMOVED, jnp.where(leaving, LEAVING, new_status))
         updated = model
     else:
-        new_status = jnp.where(removed, REMOVED, jnp.where(hit, jnp.where(onset, CLOSED, open_status), status))
+        new_status = jnp.where(removed, REMOVED, jnp.where(
+            leaving, LEAVING, jnp.where(hit, jnp.where(onset, CLOSED, open_status), status)))
         # a fresh impact sets the law; a return onto the recovering surface keeps it
         fresh = onset & (new_residual <= 0)
         resolved = jax.lax.cond(
             jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t, shift, velocity_shift), lambda c: c, contact
         )
         contact = _select(fresh, resolved, contact)
-        engaged = jnp.where(hit | removed, (new_status == CLOSED).astype(float), contact.engaged)
+        engaged = jnp.where(hit | out, (new_status == CLOSED).astype(float), contact.engaged)
         updated = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
     return (
         updated,
@@ -1709,13 +1731,20 @@ def _simulate_events(
             status = jnp.full(contact.count, RECEDING)
         removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
         if removal is not None:  # already gone (e.g. a ball that starts under a hole)
-            status = jnp.where(removal <= 0, REMOVED, status)
+            status = jnp.where(removal <= 0, LEAVING if contact.removes_body else REMOVED, status)
         status0.append(status)
-    taken_out = _taken_out(model, families, [status == REMOVED for status in status0])
-    status0 = tuple(jnp.where(taken, REMOVED, status) for status, taken in zip(status0, taken_out))
+    # a body that starts out of the scene too (``removes_body``: its exit function ≤ 0) is taken out of it
+    exits = []
     for k, status in zip(families, status0):
         contact = model.forces[k]
-        engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status == REMOVED, 0.0, -1.0)
+        outside = (contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.exit(pose_i, pose_j), q0) <= 0
+                   if contact.removes_body else False)
+        exits.append((status == LEAVING) & outside)
+    _, removed = _removals(model, families, exits, status0)
+    status0 = tuple(jnp.where(flags, REMOVED, status) for status, flags in zip(status0, removed))
+    for k, status in zip(families, status0):
+        contact = model.forces[k]
+        engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status >= REMOVED, 0.0, -1.0)
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     # constant save times (closed over by a caller's ``jit``) made XLA compile a 1.4× slower program
@@ -1822,13 +1851,13 @@ def _simulate_events(
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             new_model, new_status, new_residual, new_released = model, [], [], []
             times, onsets = [], []
-            removed = _taken_out(model, families, [due[slots[f] : slots[f + 1], 2] for f in range(len(families))],
-                                 status)
+            leaving, removed = _removals(model, families, [due[slots[f] : slots[f + 1], 2]
+                                                           for f in range(len(families))], status)
             for f, k in enumerate(families):
                 rows = due[slots[f] : slots[f + 1]]
                 hit = rows[:, 0] | rows[:, 1]
                 new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
-                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], removed[f],
+                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], leaving[f], removed[f],
                     q1, v1, t1, rest_speed, shift[slots[f] : slots[f + 1]], velocity_shift[slots[f] : slots[f + 1]],
                 )
                 new_status.append(status_f)
@@ -1904,7 +1933,7 @@ def _simulate_events(
         saved, by_family = saved
         by_force = dict(zip(families, by_family))
         histories = tuple(by_force.get(k) for k in range(len(model.forces)))
-    removed = [(k, jnp.where(status == REMOVED, released, jnp.inf)) for k, status, released in
+    removed = [(k, jnp.where(status >= REMOVED, released, jnp.inf)) for k, status, released in
                zip(families, carry[1], carry[3])]
     return _trajectory(eqx.combine(carry[0], static), save_times, *saved, jnp.sum(steps), jnp.sum(ran), events,
                        histories, removed)

@@ -747,9 +747,10 @@ def table_cloth(p, index):
     (``HoledPlane.removal``, located by ``simulate``) there, or, if it flew
     over the edge, where it falls to the cloth's level over the hole: no
     pocket floor, it falls on, out of the scene (``Contact``'s
-    ``removes_body``: its contacts with the other balls and the cushions are
-    removed at the same event, so that it meets nothing under the table).
-    The cloth's onsets and separations are not
+    ``removes_body``): it can still meet the cushions' jaws and the other
+    balls until its top passes below the cloth (``HoledPlane.exit``,
+    located), and then its contacts with them are removed, so that it meets
+    nothing under the table. The cloth's onsets and separations are not
     located (``Contact``'s ``located``): its Hertz force vanishes at δ = 0,
     and on the paper's undamped cloth the balls hop for the whole run, each
     hop an onset and a separation that would end two segments

@@ -301,46 +301,61 @@ def test_only_a_law_that_vanishes_at_zero_penetration_may_go_unlocated():
         Contact.family([Contact(plane, Hertz(STIFFNESS)), Contact(plane, Hertz(STIFFNESS), located=False)])
 
 
-def test_a_ball_that_drops_through_a_hole_of_a_plane_that_removes_bodies_meets_nothing_under_it(ball_over_hole):
-    """``Contact(..., removes_body=True)``: a removal takes the ball out of every contact. Two frictionless balls
-    slide at 2 m/s towards each other, each into a hole (mirror images about x = 0.45), and fall through; under
-    the plane they pass at 0.21 s, 4 cm down, level. Taken out, each moves as the lone ball of
-    ``ball_over_hole`` with the same start (its own hole first on its path) and their pair's contact is removed
-    at the holes' edges; left in, they collide head-on."""
+@pytest.fixture(scope="module")
+def balls_into_holes():
+    """``run(speed, t_end)``: two frictionless balls on a holed plane that removes bodies (``Contact``'s
+    ``removes_body``), Hertz between them, sliding at ``speed`` towards each other, each into a hole: mirror
+    images about x = ``MIRROR``, ball 0 starting as ``ball_over_hole``'s lone ball at (0, 0.1)."""
     ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
-    mirror, speed, t_end = 0.45, 2.0, 0.3
-    holes = np.array([HOLE, [2 * mirror - HOLE[0], HOLE[1]]])
-    (qa, va), (qb, vb) = _rest((0.0, HOLE[1]), (speed, 0.0, 0.0)), _rest((2 * mirror, HOLE[1]), (-speed, 0.0, 0.0))
+    holes = np.array([HOLE, [2 * MIRROR - HOLE[0], HOLE[1]]])
+    cloth = Contact.family(Contact(HoledPlane(0.0, BOUNDS, holes, [HOLE_RADIUS] * 2, j, RADIUS),
+                                   Hertz(HOLE_STIFFNESS), located=False, removes_body=True) for j in (0, 1))
+    pair = Contact(SphereSphere(0, None, RADIUS, 1, None, RADIUS), Hertz(STIFFNESS))
+    model = Model([ball, ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth, pair])
 
-    def run(removes_body):
-        cloth = Contact.family(
-            Contact(HoledPlane(0.0, BOUNDS, holes, [HOLE_RADIUS] * 2, j, RADIUS), Hertz(HOLE_STIFFNESS),
-                    located=False, removes_body=removes_body) for j in (0, 1))
-        pair = Contact(SphereSphere(0, None, RADIUS, 1, None, RADIUS), Hertz(STIFFNESS))
-        model = Model([ball, ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth, pair])
+    def run(speed, t_end):
+        (qa, va), (qb, vb) = _rest((0.0, HOLE[1]), (speed, 0.0, 0.0)), _rest((2 * MIRROR, HOLE[1]), (-speed, 0.0, 0.0))
         return simulate(model, State(jnp.array(qa + qb), jnp.array(va + vb)), jnp.array([0.0, t_end]),
-                        LagrangeMultipliers(), rtol=1e-10, atol=1e-12, max_events=4)
+                        LagrangeMultipliers(), rtol=1e-10, atol=1e-12, max_events=8), (qa, va)
 
+    return run
+
+
+MIRROR = 0.45
+
+
+def test_a_ball_through_a_hole_of_a_plane_that_removes_bodies_meets_nothing_once_its_top_is_below(
+        balls_into_holes, ball_over_hole):
+    """``Contact(..., removes_body=True)``: the removal takes the ball out of the plane's contact at the hole's
+    edge, and out of every contact where its top passes below the plane (``HoledPlane.exit``). At 1 m/s the balls
+    fall 2R in 0.11 s, before they pass each other under the plane at 0.42 s: each then moves as the lone ball of
+    ``ball_over_hole`` with the same start, and their pair's contact is removed at the exit. At 2 m/s they meet
+    at 0.21 s, 2 ms before their exits: just under the plane, they collide."""
+    speed, t_end = 1.0, 0.5
+    out, (qa, va) = balls_into_holes(speed, t_end)
     edge = (HOLE[0] - HOLE_RADIUS) / speed  # when each centre crosses its hole's near edge
-    alone = ball_over_hole(jnp.array(qa), jnp.array(va), t_end, located=False)
-    out = run(True)
+    static = (MASS * 9.81 / HOLE_STIFFNESS) ** (2 / 3)
+    exit_time = edge + np.sqrt(2 * (2 * RADIUS - static) / 9.81)  # a fall of 2R − δ_static from rest (vertically)
     assert int(out.events.count) == 0
     np.testing.assert_allclose(out.removals[1], [edge, edge], atol=1e-7)
-    np.testing.assert_allclose(out.removals[2], [edge], atol=1e-7)  # the pair, with the balls
+    assert float(out.removals[2][0]) == pytest.approx(exit_time, abs=2e-4)  # (the rim strip's push: ~1e-4 s)
+    alone = ball_over_hole(jnp.array(qa), jnp.array(va), t_end, located=False)
     a, b = (out.q[-1, 7 * k : 7 * k + 3] for k in (0, 1))
     np.testing.assert_allclose(a, alone.q[-1, :3], rtol=0, atol=1e-9)
-    np.testing.assert_allclose(b, a * jnp.array([-1.0, 1.0, 1.0]) + jnp.array([2 * mirror, 0.0, 0.0]), rtol=0,
+    np.testing.assert_allclose(b, a * jnp.array([-1.0, 1.0, 1.0]) + jnp.array([2 * MIRROR, 0.0, 0.0]), rtol=0,
                                atol=1e-9)
     assert float(a[0]) == pytest.approx(speed * t_end, abs=1e-9) and float(a[2]) < -RADIUS
-    # left in the pair's contact, the balls meet under the plane and bounce back
-    kept = run(False)
-    assert bool(kept.events.onset[0]) and int(kept.events.member[0]) == 0 and int(kept.events.contact[0]) == 2
-    assert float(kept.events.t[0]) == pytest.approx((mirror - RADIUS) / speed, abs=1e-4)
-    assert float(kept.q[-1, 0]) < mirror - RADIUS and np.isinf(float(kept.removals[2][0]))
+    # faster, they meet before their tops are below the plane: an onset of the pair, which bounces them back
+    speed = 2.0
+    met, _ = balls_into_holes(speed, t_end)
+    assert bool(met.events.onset[0]) and int(met.events.member[0]) == 0 and int(met.events.contact[0]) == 2
+    assert float(met.events.t[0]) == pytest.approx((MIRROR - RADIUS) / speed, abs=1e-4)
+    assert float(met.events.t[0]) < (HOLE[0] - HOLE_RADIUS) / speed + np.sqrt(2 * (2 * RADIUS - static) / 9.81)
+    assert float(met.q[-1, 0]) < MIRROR - RADIUS
 
 
 def test_only_a_geometry_with_a_removal_may_remove_its_body():
-    with pytest.raises(ValueError, match="removes_body=True needs a geometry with a removal"):
+    with pytest.raises(ValueError, match="removes_body=True needs a geometry with a removal and an exit"):
         Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS), Hertz(STIFFNESS), removes_body=True)
     with pytest.raises(TypeError, match="removes_body must be a bool"):
         Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(STIFFNESS), removes_body=1)

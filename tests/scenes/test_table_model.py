@@ -87,8 +87,8 @@ def test_a_mirror_image_state_of_the_packed_rack_gets_the_mirror_image_accelerat
 
 
 def one_ball(state, max_events=8):
-    """0.45 s of one ball on the table from ``state``: one compilation for every test here."""
-    return simulate(billiard.table_model(P, balls=1), state, jnp.array([0.0, 0.45]), LagrangeMultipliers(), rtol=1e-9,
+    """0.5 s of one ball on the table from ``state``, saved at 0, 0.4 and 0.5 s: one compilation for every test here."""
+    return simulate(billiard.table_model(P, balls=1), state, jnp.array([0.0, 0.4, 0.5]), LagrangeMultipliers(), rtol=1e-9,
                     atol=1e-11, max_events=max_events)
 
 
@@ -98,7 +98,8 @@ def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_ho
     pocket = billiard.POCKETS.index("foot-left")
     holes = billiard.pockets(P)
     axis, centre, radius = (np.asarray(x[pocket]) for x in (holes.axes, holes.centres, holes.radii))
-    speed, start = 1.0, centre - 0.4 * axis
+    speed, distance = 1.0, 0.4
+    start = centre - distance * axis
     velocity = speed * axis
     run = one_ball(billiard.table_state(P, [start], velocity, billiard.rolling_spin(P, velocity)))
     found = billiard.pocketed(P, run, balls=1)
@@ -106,17 +107,20 @@ def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_ho
     # it leaves the cloth (the removal, with the force faded out over the rim strip of micrometres) where its
     # centre reaches the hole's edge, at the time of the rolling speed (which the contact point at mid-overlap,
     # R − δ/2 below the centre rather than R, lowers by a few parts in 10⁴ as the ball settles into rolling)
-    assert found[0][0] == float(run.removals[1][0]) == pytest.approx((0.4 - float(radius)) / speed, rel=1e-3)
+    assert found[0][0] == float(run.removals[1][0]) == pytest.approx((distance - float(radius)) / speed, rel=1e-3)
     assert int(run.events.count) == 0  # the cloth's onsets and separations are not located
     assert float(run.q[-1, 2]) < 0  # it has fallen below the slate
-    # out of the scene with it: its contacts with the cushions' faces are removed at the same event
+    # out of the scene where its top passes below the cloth (``HoledPlane.exit``): its contacts with the cushions'
+    # faces are removed then, after a fall of 2R less the static indentation from (nearly) no vertical speed
     assert billiard.table_forces(1)[2] == "ball–cushion"
-    np.testing.assert_array_equal(run.removals[2], np.full(run.removals[2].shape, run.removals[1][0]))
+    fall = np.sqrt(4 * P.radius / 9.81)
+    np.testing.assert_allclose(run.removals[2], np.full(run.removals[2].shape, float(run.removals[1][0]) + fall),
+                               atol=1e-3)
 
 
 def test_more_events_than_allowed_stop_the_run_with_a_message_naming_max_events():
     # a fast ball across the table between the long cushions: an onset and a separation at every cushion, and the
-    # turning points of the other cushions' gaps, more than the 8 events allowed in 0.45 s
+    # turning points of the other cushions' gaps, more than the 8 events allowed in 0.5 s
     state = billiard.table_state(P, [[0.5, 0.0]], [0.0, 10.0])
     with pytest.raises(eqx.EquinoxRuntimeError, match=r"more than max_events = 8 events .*; increase max_events"):
         one_ball(state)
