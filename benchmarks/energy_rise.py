@@ -9,19 +9,22 @@ reproduce break`` (saves every 2 ms; ``table.settings``, atol = rtol/1000), or w
 ``random_shots.py`` (seed 1, ``--mode cue``), under ``table.FORMULATION`` and the Lagrange multipliers, at each
 rtol: the accepted steps, the largest rise above an earlier value (``table.energy_rise``), from when to when, how
 many of the save intervals the energy rises in (by more than 1 µJ) and the sum of those rises, the energy at the
-end, and the ball–ball and ball–cushion contacts closed during the largest rise (from their events; the cloth's
-onsets are not events). ``--error-norm max`` runs them under the largest scaled error as the step control's norm
+end, the ball–ball and ball–cushion contacts closed during the largest rise (from their events), and the balls that
+landed on the cloth in it (their cloth gap open at one save and closed at the next: the cloth's onsets are not
+events). ``--error-norm max`` runs them under the largest scaled error as the step control's norm
 (Matlab's ``ode45``'s; ``_bounds``); ``--contact-steps [FAMILY ...]`` with ``simulate``'s ``contact_steps``
 (every step bounded by the closed contacts' depths and rates) on ``all`` families, on those named of the cloth, the
 ball pairs and the cushions, or with none named on none, instead of the table's default (the cushions); ``--cloth-damping`` sets the cloth's damping ratio
 (``billiard.Parameters.cloth_damping_ratio``; 0, the paper's undamped cloth, by default).
 
-docs/RESULTS.md, "An energy check that could barely fail".
+docs/RESULTS.md, "An energy check that could barely fail", "Pocketed balls out of the scene; the landings on the
+cloth".
 """
 
 import argparse
 
 import equinox as eqx
+import jax
 import numpy as np
 
 import _bounds
@@ -60,7 +63,7 @@ def main():
 
     print(f"{title}, cloth damping ratio {args.cloth_damping:g}, {args.duration:g} s, saved every {1e3 * table.SAVE_INTERVAL:g} ms; atol = rtol/1000")
     print(f"  {'formulation':<22} {'rtol':>6} {'steps':>6} {'largest rise (J)':>16} {'from–to (s)':>13} "
-          f"{'rising intervals':>16} {'their sum (J)':>13} {'E(end) (J)':>10}  closed then")
+          f"{'rising intervals':>16} {'their sum (J)':>13} {'E(end) (J)':>10}  closed then; landed then")
     for name, formulation in (("table.FORMULATION", table.FORMULATION), ("Lagrange multipliers",
                                                                          LagrangeMultipliers())):
         for rtol in args.rtols:
@@ -73,7 +76,17 @@ def main():
             print(f"  {name:<22} {rtol:6.0e} {int(trajectory.steps):6d} {table.energy_rise(energy):16.2e} "
                   f"{float(times[start]):6.3f}–{float(times[end]):<6.3f} {int(rising.sum()):7d} of {len(rises):<6d} "
                   f"{rises[rising].sum():13.2e} {energy[-1]:10.4f}  "
-                  + ", ".join(closed(trajectory.events, names, float(times[start]), float(times[end]))), flush=True)
+                  + ", ".join(closed(trajectory.events, names, float(times[start]), float(times[end])))
+                  + "; " + ", ".join(landed(model, names, trajectory.q[start:end + 1])), flush=True)
+
+
+def landed(model, names, q):
+    """Names of the cloth's contacts whose gap closed between two of the saved coordinates ``q``: balls that
+    landed on the cloth (its onsets are not events)."""
+    cloth = model.forces[billiard.TABLE_FORCES.index("cloth")]
+    depth = np.asarray(jax.vmap(lambda x: cloth.penetration(model.split(x)))(q))
+    closing = ((depth[:-1] < 0) & (depth[1:] > 0)).any(axis=0)
+    return [names[billiard.TABLE_FORCES.index("cloth")][ball] for ball in np.flatnonzero(closing)]
 
 
 def closed(events, names, start, end):
