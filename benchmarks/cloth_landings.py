@@ -8,14 +8,13 @@ by more than rtol times their start, where no located contact is closed (docs/RE
 resolved in steps"). This runs the 4-s break of ``diffimpact reproduce break`` and those cue shots (3 s) under
 
 * **the package**: ``table.settings`` as they are;
-* **cloth located**: the same model with the cloth's ``located`` set (each onset and separation an event; set on
-  a copy of the family in this process, as ``Contact``'s constructor would);
+* **cloth located**: ``billiard.table_model(p, cloth_located=True)`` (each onset and separation an event);
 * **landings bounded, floor F**: the package's steps bounded further, in this process only, so that an
   approaching ball reaches the cloth in steps: h ≤ max(−δ, F)/(2 δ̇) over the cloth's open contacts that
   approach (δ̇ > 0), as the near distance's bound with F for d_n (``simulate``'s ``_step_bound`` wrapped).
 
 For each run: the run (each run compiled, then every run called in turn ``--repeats`` times, the best), accepted
-steps, segments, the largest energy rise above an earlier value (``table.energy_rise``), BAD where that exceeds
+steps, segments, located events, the largest energy rise above an earlier value (``table.energy_rise``), BAD where that exceeds
 rtol·E(0) (``random_shots.py``'s test) and the run's time against the package's. The runs allow
 ``table.MAX_EVENTS`` events, the located cloth's twice that (each allowed event is a slot of the run's scan of
 segments, and an unused slot costs about 30 µs: ``event_slots.py``).
@@ -24,7 +23,6 @@ docs/RESULTS.md, "Pocketed balls out of the scene; the landings on the cloth".
 """
 
 import argparse
-import copy
 import functools
 import sys
 import time
@@ -62,13 +60,6 @@ def landing_bound(floor):
     return bound
 
 
-def located_cloth(model):
-    """``model`` with its cloth family's contacts located."""
-    cloth = copy.copy(model.forces[1])
-    object.__setattr__(cloth, "located", True)
-    return eqx.tree_at(lambda m: m.forces[1], model, cloth)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shots", type=int, nargs="*", default=[0, 1, 2], help="random_shots.py's cue shots (seed 1)")
@@ -84,12 +75,12 @@ def main():
         (f"cue shot {k}, 3 s", billiard.table_state(p, *shots[k]), 3.0) for k in args.shots]
     # (the located cloth's events: the break's 2,623 onsets and separations, with room)
     settings = [("the package", model, PACKAGE_BOUND, table.MAX_EVENTS),
-                ("cloth located", located_cloth(model), PACKAGE_BOUND, 2 * table.MAX_EVENTS)] + [
+                ("cloth located", billiard.table_model(p, cloth_located=True), PACKAGE_BOUND, 2 * table.MAX_EVENTS)] + [
         (f"landings bounded, floor {floor:g} m", model, landing_bound(floor), table.MAX_EVENTS) for floor in args.floors]
     options = dict(table.settings(model), rtol=args.rtol, atol=1e-3 * args.rtol)
     print(f"{__doc__.splitlines()[0]}\nrtol = {args.rtol:g}, atol = {1e-3 * args.rtol:g}, {table.FORMULATION}")
-    print(f"  {'case':<18} {'setting':<32} {'run (s)':>8} {'steps':>6} {'segments':>8} {'rise (J)':>9}      "
-          f"{'/ package':>9}")
+    print(f"  {'case':<18} {'setting':<32} {'run (s)':>8} {'steps':>6} {'segments':>8} {'events':>6} {'rise (J)':>9}"
+          f"      {'/ package':>9}")
     # each setting's runs compiled ahead of time under its bound (read when traced; the caches cleared, since
     # ``simulate`` is jitted inside), then all of them called in turns, so that a slower spell of the machine does
     # not fall on one setting
@@ -116,7 +107,7 @@ def main():
             run = runs[name, case]
             rise = float(table.energy_rise(run.energy))
             bad = rise > args.rtol * float(run.energy[0])
-            print(f"  {case:<18} {name:<32} {best[name, case]:8.3f} {int(run.steps):6d} {int(run.segments):8d} "
+            print(f"  {case:<18} {name:<32} {best[name, case]:8.3f} {int(run.steps):6d} {int(run.segments):8d} {int(run.events.count):6d} "
                   f"{rise:9.2e} {'BAD' if bad else 'ok ':<4} {best[name, case] / best[settings[0][0], case]:8.2f}×")
 
 

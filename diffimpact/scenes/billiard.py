@@ -737,8 +737,8 @@ def rack(p, spacing=None):
 # --- the full table ------------------------------------------------------------------
 
 
-def table_cloth(p, index):
-    """Ball ``index`` on the table's cloth: ``cloth_law`` and Ambrósio's friction on a ``HoledPlane``, not located.
+def table_cloth(p, index, located=False):
+    """Ball ``index`` on the table's cloth: ``cloth_law`` and Ambrósio's friction on a ``HoledPlane``.
 
     The plane z = 0 with the six pockets' holes (``pockets``), bounded at the
     rails (the nose lines moved out by ``p.cushion_width``): a ball whose
@@ -750,15 +750,19 @@ def table_cloth(p, index):
     ``removes_body``): it can still meet the cushions' jaws and the other
     balls until its top passes below the cloth (``HoledPlane.exit``,
     located), and then its contacts with them are removed, so that it meets
-    nothing under the table. The cloth's onsets and separations are not
-    located (``Contact``'s ``located``): its Hertz force vanishes at δ = 0,
-    and on the paper's undamped cloth the balls hop for the whole run, each
-    hop an onset and a separation that would end two segments
-    (docs/RESULTS.md, "The cloth's hops are not events").
+    nothing under the table. By default (``located`` False) the cloth's
+    onsets and separations are not located (``Contact``'s ``located``): its
+    Hertz force vanishes at δ = 0, and on the paper's undamped cloth the
+    balls hop for the whole run, each hop an onset and a separation that
+    would end two segments (docs/RESULTS.md, "The cloth's hops are not
+    events"). ``located=True`` makes them events: a ball's landing is then
+    resolved where the solver would step over it, at the price of a
+    segment for each (docs/RESULTS.md, "Pocketed balls out of the scene;
+    the landings on the cloth": the 4-s break runs about twice as long).
     """
     holes = pockets(p)
     return Contact(HoledPlane(0.0, _rails(p), holes.centres, holes.radii, index, p.radius),
-                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3), located=False, removes_body=True)
+                   cloth_law(p), Ambrosio(p.cloth_friction, 1e-4, 1e-3), located=located, removes_body=True)
 
 
 def _rails(p):
@@ -784,14 +788,16 @@ def table_forces(balls=16):
     return tuple(name for name in TABLE_FORCES if name != "ball–ball" or len(_check_table_balls(balls)) > 1)
 
 
-def table_model(p, balls=16, nose_height=None):
+def table_model(p, balls=16, nose_height=None, cloth_located=False):
     """The full table of [Gismeros Moreno 2022]: the cue ball and the first ``balls`` − 1 of the rack (``rack``).
 
     Forces (``TABLE_FORCES``): gravity; the ball–cloth family (``table_cloth``,
-    one per ball); the ball–ball family (``ball_pair``, one per pair); the
-    ball–cushion family (``cushion`` on each of the six ``table_cushions``, one
-    per ball and cushion, ``nose_height`` as there). For 16 balls: 16, 120 and
-    96 contacts in three families.
+    one per ball, ``cloth_located`` its ``located``); the ball–ball family
+    (``ball_pair``, one per pair); the ball–cushion family (``cushion`` on each
+    of the six ``table_cushions``, one per ball and cushion, ``nose_height`` as
+    there). For 16 balls: 16, 120 and 96 contacts in three families. With
+    ``cloth_located`` every hop of a ball on the cloth is two events: allow
+    ``simulate`` more of them (the 4-s break has about 2,600).
     """
     names = _check_table_balls(balls)
     count = len(names)
@@ -802,7 +808,7 @@ def table_model(p, balls=16, nose_height=None):
         [ball(p, name) for name in names],
         forces=[
             Gravity((0.0, 0.0, -p.gravity)),
-            table_cloth(p, 0).for_bodies(None, indices),
+            table_cloth(p, 0, cloth_located).for_bodies(None, indices),
             *([ball_pair(p, 0, 1).for_bodies(*_pairs(count))] if count > 1 else []),
             _noses(p, nose_height).for_bodies(None, np.repeat(indices, len(CUSHIONS))),
         ],

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.multibody import Baumgarte, Contact, LagrangeMultipliers, simulate
+from diffimpact.multibody import Baumgarte, Contact, LagrangeMultipliers, State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -116,6 +116,24 @@ def test_a_ball_rolling_down_a_pocket_axis_drops_where_its_centre_reaches_the_ho
     fall = np.sqrt(4 * P.radius / 9.81)
     np.testing.assert_allclose(run.removals[2], np.full(run.removals[2].shape, float(run.removals[1][0]) + fall),
                                atol=1e-3)
+
+
+def test_on_a_located_cloth_a_dropped_ball_lands_and_leaves_as_events_at_the_free_fall_times_and_speed():
+    # table_model(cloth_located=True): the cloth's onsets and separations are events. A ball let go at rest 5 mm
+    # above the cloth (its centre at R + 5 mm) touches it after a free fall, t = sqrt(2h/g), and leaves the undamped
+    # Hertz cloth (no slip: no friction) at the speed it came with, sqrt(2 g h) upwards
+    model = billiard.table_model(P, balls=1, cloth_located=True)
+    assert model.forces[1].located and not billiard.table_model(P, balls=1).forces[1].located
+    drop = 5e-3
+    q, v = billiard.ball_state(P, [[0.3, 0.2]], [0.0, 0.0])
+    q = jnp.asarray(q).at[2].set(P.radius + drop)
+    run = simulate(model, State(q, jnp.asarray(v)), jnp.array([0.0, 0.05]), LagrangeMultipliers(), rtol=1e-10,
+                   atol=1e-12, max_events=8)
+    events = run.events
+    assert int(events.count) == 2 and [bool(x) for x in events.onset[:2]] == [True, False]
+    assert [int(x) for x in events.contact[:2]] == [1, 1]
+    assert float(events.t[0]) == pytest.approx(np.sqrt(2 * drop / P.gravity), abs=1e-8)
+    assert float(events.v[1, 2]) == pytest.approx(np.sqrt(2 * P.gravity * drop), rel=1e-6)
 
 
 def test_more_events_than_allowed_stop_the_run_with_a_message_naming_max_events():
