@@ -3,7 +3,7 @@
     python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
                                       [--reference RTOL] [--reference-time T] [--error-norm rms|max]
-                                      [--contact-steps [FAMILY ...]]
+                                      [--contact-steps [FAMILY ...]] [--cloth-located]
 
 Each shot places the 16 balls of ``billiard.RACK_BALLS`` at random on the
 table (uniform, at least 2.05 R apart and clear of the cushions and
@@ -37,7 +37,9 @@ little of the integration). ``--error-norm max`` runs every shot with the
 largest scaled error as the step control's norm (``simulate.ERROR_NORM``);
 ``--contact-steps [FAMILY ...]`` bounds the steps by the closed contacts of
 ``all`` families, of those named, or with none named of none, instead of the
-table's default (the cushions; ``_bounds``).
+table's default (the cushions; ``_bounds``). ``--cloth-located`` locates
+the cloth's onsets and separations (``table_model(p, cloth_located=True)``,
+with 4 × ``MAX_EVENTS`` events allowed).
 docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
 """
 
@@ -121,14 +123,16 @@ def main():
                         help="time (s) of the errors against the reference run (default: the end)")
     _bounds.add_options(parser)
     _bounds.add_contact_steps(parser)
+    parser.add_argument("--cloth-located", action="store_true", help="locate the cloth's onsets and separations")
     args = parser.parse_args()
     _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
-    model = billiard.table_model(p)
+    model = billiard.table_model(p, cloth_located=args.cloth_located)
+    max_events = 4 * MAX_EVENTS if args.cloth_located else MAX_EVENTS
     settings = dict(_bounds.settings(args, model), max_steps=args.max_steps)
     formulation = table.FORMULATION if args.baumgarte is None else Baumgarte(args.baumgarte, args.baumgarte)
     run = eqx.filter_jit(lambda state, times, rtol, atol: simulate(
-        model, state, times, formulation, max_events=MAX_EVENTS, **dict(settings, rtol=rtol, atol=atol)))
+        model, state, times, formulation, max_events=max_events, **dict(settings, rtol=rtol, atol=atol)))
     times = table.save_times(args.duration)
     at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
@@ -165,7 +169,7 @@ def main():
         events = int(result.events.count)
         in_air = cushion_hits_in_air(p, result)
         failed = (not np.isfinite(q).all() or rise > settings["rtol"] * energy[0] or overlap > 1e-3
-                  or events >= MAX_EVENTS)
+                  or events >= max_events)
         bad += failed
         print(f"  {k:3d} {'BAD ' if failed else 'ok  '} run {seconds:6.2f} s, {int(result.steps):6d} steps, "
               f"{events:4d} events, energy {energy[0]:6.3f} → {energy[-1]:6.3f} J (rise {rise:.1e}), "
