@@ -870,7 +870,7 @@ class Contact(Force):
         (``HoledPlane``) is still located. The pool table's cloth (``billiard.table_cloth``): its balls
         hop on the undamped cloth, and each hop's onset and separation would end two segments.
     removes_body : whether a removal (``Geometry.removal``, located by ``simulate``) takes the removed
-        contact's body j out of the scene (default ``False``: only the contact): once the body is clear of
+        contact's body j out of the scene (default ``False``: only the contact; not with a ``RigidImpact``): once the body is clear of
         it (``Geometry.exit``, located too) every contact of every family that involves it is removed. The
         pool table's cloth: a pocketed ball meets the cushions' jaws and the other balls until its top is
         below the cloth, and nothing in the void under the table.
@@ -909,6 +909,9 @@ class Contact(Force):
         if removes_body and (type(geometry).removal is Geometry.removal or type(geometry).exit is Geometry.exit):
             raise ValueError(f"removes_body=True needs a geometry with a removal and an exit (HoledPlane); "
                              f"{type(geometry).__name__} has not")
+        if removes_body and isinstance(law, RigidImpact):
+            raise ValueError("removes_body=True needs a compliant law (a NormalForceLaw or an ImpactLaw); an "
+                             "impulsive family's statuses follow its impacts")
         if isinstance(law, NormalForceLaw):
             active_law = law
         elif isinstance(law, ImpactLaw):

@@ -1669,7 +1669,7 @@ def _apply_events(model, k, status, residual, released, hit, second, leaving, re
         # One impact of the proximal members ([Uchida 2015] §3a, Fig. 6): those within the proximity
         # tolerance, always with the members whose onset it is.
         impact = jnp.any(onset)
-        in_play = (status < REMOVED) & ~out
+        in_play = (status != REMOVED) & ~removed  # (an impulsive family does not remove bodies: ``Contact``)
         taking_part = (onset | (penetration >= -contact.law.proximity)) & in_play
         v = jax.lax.cond(impact, lambda v: impact_velocity(model, contact, q, v, t, taking_part), lambda v: v, v)
         # After an impulse every member's status follows its gap rate as it then stands, as after a turning
@@ -1685,7 +1685,7 @@ def _apply_events(model, k, status, residual, released, hit, second, leaving, re
         )
         after = jnp.where(approaching_after, APPROACHING, RECEDING)
         new_status = jnp.where(impact, after, jnp.where(hit, open_status, status))
-        new_status = jnp.where(removed | (status == REMOVED), REMOVED, jnp.where(leaving, LEAVING, new_status))
+        new_status = jnp.where(removed | (status == REMOVED), REMOVED, new_status)
         updated = model
     else:
         new_status = jnp.where(removed, REMOVED, jnp.where(

@@ -357,8 +357,29 @@ def test_a_ball_through_a_hole_of_a_plane_that_removes_bodies_meets_nothing_once
 def test_only_a_geometry_with_a_removal_may_remove_its_body():
     with pytest.raises(ValueError, match="removes_body=True needs a geometry with a removal and an exit"):
         Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS), Hertz(STIFFNESS), removes_body=True)
+    with pytest.raises(ValueError, match="removes_body=True needs a compliant law"):
+        Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), NewtonRestitution(0.9), removes_body=True)
     with pytest.raises(TypeError, match="removes_body must be a bool"):
         Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(STIFFNESS), removes_body=1)
+
+
+@pytest.mark.xfail(strict=True, reason="known bug (issue 11, note of 2026-11-30, twelfth session): with the pair's "
+                   "contact no event is located after the first bounce; cause not yet found")
+def test_a_ball_bouncing_by_newton_on_the_plane_keeps_bouncing_beside_a_pair_contact_of_a_falling_ball():
+    # Ball 1 is let go 5 mm above the holed plane (Newton's impacts, e = 0.9) and bounces six times in 0.3 s, as it
+    # does with no other contact (0.0319, 0.0894, 0.1411, ... s). Ball 0, over the hole, falls through. With a Hertz
+    # contact between the balls (0.85 m apart) the run stops locating events after the first bounce, and ball 1
+    # falls through the plane.
+    ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
+    plane = Contact.family(Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], j, RADIUS),
+                                   NewtonRestitution(0.9)) for j in (0, 1))
+    pair = Contact(SphereSphere(0, None, RADIUS, 1, None, RADIUS), Hertz(STIFFNESS))
+    model = Model([ball, ball], forces=[Gravity((0.0, 0.0, -9.81)), plane, pair])
+    q = jnp.array([*HOLE, RADIUS + 1e-3, 1.0, 0.0, 0.0, 0.0, -0.5, -0.2, RADIUS + 5e-3, 1.0, 0.0, 0.0, 0.0])
+    run = simulate(model, State(q, jnp.zeros(14)), jnp.array([0.0, 0.3]), LagrangeMultipliers(), rtol=1e-10,
+                   atol=1e-12, max_events=40)
+    bounces = np.asarray(run.events.t[: int(run.events.count)])[np.asarray(run.events.onset[: int(run.events.count)])]
+    assert len(bounces) == 6 and float(run.q[-1, 9]) > 0
 
 
 # --- contacts at a distance (``near_distance``) ------------------------------------------------
