@@ -125,8 +125,11 @@ At an event the status changes and
   rates of contacts that did not take part too); the model must not leave a
   touching contact approaching (an error at run time). Onsets of different
   families at one event are impacts of their own, in the order of
-  ``Model.forces`` (the statuses of other families' contacts on the same
-  bodies are not revisited after an impulse).
+  ``Model.forces``. After the event's impulses, any contact whose function
+  the velocity jump took to zero or below (a turning point's ġ ± v_r, a
+  separation that depends on δ̇) is due at once and handled as an event of
+  the same instant; left as it was, it would start the next segment below
+  zero, where no crossing is seen, and hide every later event.
 
 With adaptive steps, each segment after the first starts at the step size
 the controller proposed at the end of the one before (``_SegmentController``),
@@ -1865,6 +1868,23 @@ def _simulate_events(
                 new_released.append(released_f)
                 times.append(jnp.where(hit & event_f, t1 + shift[slots[f] : slots[f + 1]], jnp.inf))
                 onsets.append(hit & onset_f)
+            if any(model.forces[k].impulsive for k in families):
+                # An impulse changes the velocities, and with them the rates in the other contacts' functions
+                # (a turning point's ġ ± v_r, a separation that depends on δ̇): any that the jump took to zero or
+                # below is due now, and handled as the segment's own events (else it would start the next
+                # segment below zero, where no crossing is seen, and hide every later event).
+                after = (new_model, tuple(new_status), tuple(new_residual), tuple(new_released), rest_speed,
+                         near_distance)
+                jumped = _event_values(families, t1, (q1, v1), after)[0][:, :2] <= 0
+                for f, k in enumerate(families):
+                    rows = jumped[slots[f] : slots[f + 1]]
+                    hit = rows[:, 0] | rows[:, 1]
+                    none = jnp.zeros_like(hit)
+                    new_model, new_status[f], new_residual[f], new_released[f], v1, event_f, onset_f = _apply_events(
+                        new_model, k, new_status[f], new_residual[f], new_released[f], hit, rows[:, 1] & ~rows[:, 0],
+                        none, none, q1, v1, t1, rest_speed, None, None)
+                    times[f] = jnp.minimum(times[f], jnp.where(hit & event_f, t1, jnp.inf))
+                    onsets[f] = onsets[f] | (hit & onset_f)
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
             record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + shift[first_due] * v1,
                       v1 + velocity_shift[first_due])
