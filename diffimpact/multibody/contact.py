@@ -870,8 +870,9 @@ class Contact(Force):
         (``HoledPlane``) is still located. The pool table's cloth (``billiard.table_cloth``): its balls
         hop on the undamped cloth, and each hop's onset and separation would end two segments.
     removes_body : whether a removal (``Geometry.removal``, located by ``simulate``) takes the removed
-        contact's body j out of the scene (default ``False``: only the contact; not with a ``RigidImpact``): once the body is clear of
-        it (``Geometry.exit``, located too) every contact of every family that involves it is removed. The
+        contact's body j out of the scene (default ``False``: only the contact; not with a ``RigidImpact``):
+        once the body is clear of it (``Geometry.exit``, located too) every contact of every family that
+        involves it is removed. The
         pool table's cloth: a pocketed ball meets the cushions' jaws and the other balls until its top is
         below the cloth, and nothing in the void under the table.
 

@@ -1608,6 +1608,8 @@ def _removals(model, families, due, status):
     every family with that body, on either side, is removed for good with it
     (but those already ``REMOVED``).
     """
+    if not any(model.forces[k].removes_body for k in families):
+        return [jnp.zeros_like(flags) for flags in due], list(due)
     leaving, removed, gone = [], [], jnp.zeros(len(model.bodies), dtype=int)
     for k, flags, status_k in zip(families, due, status):
         contact = model.forces[k]
@@ -1620,8 +1622,6 @@ def _removals(model, families, due, status):
         else:
             leaving.append(jnp.zeros_like(flags))
             removed.append(flags)
-    if not any(model.forces[k].removes_body for k in families):
-        return leaving, removed
     out = []
     for k, flags, status_k in zip(families, removed, status):
         geometry = model.forces[k].geometry
@@ -1852,22 +1852,30 @@ def _simulate_events(
             velocity_shift = _velocity_shift(shift, isinstance(adjoint, dfx.ForwardMode), **_without_derivatives(
                 {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
-            new_model, new_status, new_residual, new_released = model, [], [], []
-            times, onsets = [], []
+            def handle(model, status, residual, released, v, due, leaving, removed, shift, velocity_shift):
+                # the events ``due`` (the rows' first two functions) at t1, family by family (``_apply_events``);
+                # returns the new model, statuses, residuals, release times, velocities, event times and onsets
+                statuses, residuals, releases, times, onsets = [], [], [], [], []
+                for f, k in enumerate(families):
+                    part = slice(slots[f], slots[f + 1])
+                    rows = due[part]
+                    hit = rows[:, 0] | rows[:, 1]
+                    shift_f, velocity_shift_f = (None, None) if shift is None else (shift[part], velocity_shift[part])
+                    model, status_f, residual_f, released_f, v, event_f, onset_f = _apply_events(
+                        model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], leaving[f],
+                        removed[f], q1, v, t1, rest_speed, shift_f, velocity_shift_f,
+                    )
+                    statuses.append(status_f)
+                    residuals.append(residual_f)
+                    releases.append(released_f)
+                    times.append(jnp.where(hit & event_f, t1 if shift is None else t1 + shift_f, jnp.inf))
+                    onsets.append(hit & onset_f)
+                return model, statuses, residuals, releases, v, times, onsets
+
             leaving, removed = _removals(model, families, [due[slots[f] : slots[f + 1], 2]
                                                            for f in range(len(families))], status)
-            for f, k in enumerate(families):
-                rows = due[slots[f] : slots[f + 1]]
-                hit = rows[:, 0] | rows[:, 1]
-                new_model, status_f, residual_f, released_f, v1, event_f, onset_f = _apply_events(
-                    new_model, k, status[f], residual[f], released[f], hit, rows[:, 1] & ~rows[:, 0], leaving[f], removed[f],
-                    q1, v1, t1, rest_speed, shift[slots[f] : slots[f + 1]], velocity_shift[slots[f] : slots[f + 1]],
-                )
-                new_status.append(status_f)
-                new_residual.append(residual_f)
-                new_released.append(released_f)
-                times.append(jnp.where(hit & event_f, t1 + shift[slots[f] : slots[f + 1]], jnp.inf))
-                onsets.append(hit & onset_f)
+            new_model, new_status, new_residual, new_released, v1, times, onsets = handle(
+                model, status, residual, released, v1, due, leaving, removed, shift, velocity_shift)
             if any(model.forces[k].impulsive for k in families):
                 # An impulse changes the velocities, and with them the rates in the other contacts' functions
                 # (a turning point's ġ ± v_r, a separation that depends on δ̇): any that the jump took to zero or
@@ -1876,15 +1884,11 @@ def _simulate_events(
                 after = (new_model, tuple(new_status), tuple(new_residual), tuple(new_released), rest_speed,
                          near_distance)
                 jumped = _event_values(families, t1, (q1, v1), after)[0][:, :2] <= 0
-                for f, k in enumerate(families):
-                    rows = jumped[slots[f] : slots[f + 1]]
-                    hit = rows[:, 0] | rows[:, 1]
-                    none = jnp.zeros_like(hit)
-                    new_model, new_status[f], new_residual[f], new_released[f], v1, event_f, onset_f = _apply_events(
-                        new_model, k, new_status[f], new_residual[f], new_released[f], hit, rows[:, 1] & ~rows[:, 0],
-                        none, none, q1, v1, t1, rest_speed, None, None)
-                    times[f] = jnp.minimum(times[f], jnp.where(hit & event_f, t1, jnp.inf))
-                    onsets[f] = onsets[f] | (hit & onset_f)
+                none = [jnp.zeros(count, bool) for count in counts]
+                new_model, new_status, new_residual, new_released, v1, more_times, more_onsets = handle(
+                    new_model, new_status, new_residual, new_released, v1, jumped, none, none, None, None)
+                times = [jnp.minimum(a, b) for a, b in zip(times, more_times)]
+                onsets = [a | b for a, b in zip(onsets, more_onsets)]
             new_params = eqx.filter(new_model, eqx.is_inexact_array)
             record = (jnp.concatenate(times), jnp.concatenate(onsets), q1 + shift[first_due] * v1,
                       v1 + velocity_shift[first_due])
