@@ -88,7 +88,7 @@ def main():
         ("    ball–cushion (96)", lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)), model),
         ("event function", lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m))[0], model),
         ("near distance's and spins' step bound",
-         lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m), True, False, False, 0.0, True), model),
+         lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m), True, None, (), 0.0, True), model),
     ]
     print(f"16-ball table, one evaluation (best of {args.repeats} compiled loops of {args.evaluations})")
     for name, part, on in parts:
