@@ -1,6 +1,7 @@
 """The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``),
 its friction guard (``FRICTION_GUARD``), its spin bound (``SPIN_STEP``) and its error norm (``ERROR_NORM``); and
-the table benchmarks' option for ``simulate``'s ``contact_steps``."""
+the table benchmarks' options for the families that ``simulate``'s ``contact_steps`` and ``friction_steps``
+bound."""
 
 import sys
 
@@ -11,7 +12,7 @@ from diffimpact.scenes import billiard
 
 #: ``--error-norm``'s choices: diffrax's default and Matlab ``ode45``'s
 NORMS = {"rms": optx.rms_norm, "max": optx.max_norm}
-#: ``--contact-steps``' names of the table's contact families (``billiard.TABLE_FORCES``)
+#: ``--contact-steps``' and ``--friction-steps``' names of the table's contact families (``billiard.TABLE_FORCES``)
 FAMILIES = {"cloth": "cloth", "balls": "ball–ball", "cushions": "ball–cushion"}
 
 
@@ -57,19 +58,37 @@ def add_contact_steps(parser):
                              f"{', '.join(FAMILIES)}; none named: on none) instead of table.settings' (the cushions)")
 
 
-def settings(args, model):
-    """``table.settings(model)`` with ``--contact-steps``' families, if given."""
-    settings = table.settings(model)
-    if args.contact_steps is None:
-        return settings
+def add_friction_steps(parser):
+    """``--friction-steps [FAMILY ...]``: the table's families whose friction bounds the steps."""
+    parser.add_argument("--friction-steps", nargs="*", choices=("all", *FAMILIES), default=None, metavar="FAMILY",
+                        help="simulate's friction_steps on the table's families named (all, or of "
+                             f"{', '.join(FAMILIES)}; none named: on none)")
+
+
+def families(names, model):
+    """simulate's ``contact_steps`` or ``friction_steps`` for the table ``model`` from the names of ``FAMILIES``
+    (or ``all``) given to ``--contact-steps`` or ``--friction-steps``."""
+    if "all" in names:
+        return True
     forces = billiard.table_forces(len(model.bodies))
-    families = (True if "all" in args.contact_steps
-                else tuple(forces.index(FAMILIES[name]) for name in args.contact_steps))
-    return {**settings, "contact_steps": families}
+    return tuple(forces.index(FAMILIES[name]) for name in names)
+
+
+def settings(args, model):
+    """``table.settings(model)`` with ``--contact-steps``' families and ``--friction-steps``' (where the parser
+    has it) families, if given."""
+    settings = table.settings(model)
+    if args.contact_steps is not None:
+        settings["contact_steps"] = families(args.contact_steps, model)
+    if getattr(args, "friction_steps", None) is not None:
+        settings["friction_steps"] = families(args.friction_steps, model)
+    return settings
 
 
 def contact_steps_label(args):
-    """What ``--contact-steps`` asked for, in words."""
-    if args.contact_steps is None:
-        return "contact_steps on the cushions (the table's)"
-    return "contact_steps on " + (", ".join(args.contact_steps) or "no family")
+    """What ``--contact-steps`` (and ``--friction-steps``, where the parser has it) asked for, in words."""
+    label = ("contact_steps on the cushions (the table's)" if args.contact_steps is None
+             else "contact_steps on " + (", ".join(args.contact_steps) or "no family"))
+    if getattr(args, "friction_steps", None) is not None:
+        label += "; friction_steps on " + (", ".join(args.friction_steps) or "no family")
+    return label

@@ -3,7 +3,8 @@
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
-                                        [--contact-steps [FAMILY ...]] [--friction-step C] [--passage-step C]
+                                        [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
+                                        [--friction-step C] [--passage-step C]
                                         [--guard FACTOR] [--spin-step ANGLE] [--error-norm rms|max]
                                         [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
@@ -59,7 +60,9 @@ of times from this one process. Measured:
    ``simulate``'s ``contact_steps`` (steps shrinking towards the closed
    contacts' onsets and separations, located or not) on ``all`` families, on
    those named of the cloth, the ball pairs and the cushions, or with none
-   named on none, instead of the table's default (the cushions). ``--friction-step C`` and ``--passage-step C``
+   named on none, instead of the table's default (the cushions); ``--friction-steps [FAMILY ...]`` runs what is
+   run with ``friction_steps`` with it on the families named (``all``, the default, or of the cloth, the ball
+   pairs and the cushions) instead of on all of them. ``--friction-step C`` and ``--passage-step C``
    set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
    two bounds the steps of the runs with ``friction_steps`` come from;
@@ -122,7 +125,8 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
     ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``options``: the parsed options, for
-    ``--contact-steps``; ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``.
+    ``--contact-steps``, and for ``--friction-steps``, the families that ``friction_steps`` (True) bounds;
+    ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``.
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -132,9 +136,10 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
         law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(theta[1], coulomb))
         model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
     settings = table.settings(model) if options is None else _bounds.settings(options, model)
+    named = settings.pop("friction_steps", True)
     formulation = table.FORMULATION if formulation is None else formulation
     return simulate(model, state, jnp.stack([0.0, duration]), formulation, max_events=max_events,
-                    adjoint=adjoint, friction_steps=friction_steps, solver=SOLVERS[solver](),
+                    adjoint=adjoint, friction_steps=named if friction_steps else False, solver=SOLVERS[solver](),
                     **{**settings, "rtol": rtol, "atol": 1e-3 * rtol})
 
 
@@ -172,6 +177,7 @@ def main():
     parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                         help="the cloth damped at this ratio (0: the paper's undamped Hertz cloth)")
     _bounds.add_contact_steps(parser)
+    _bounds.add_friction_steps(parser)
     parser.add_argument("--solver", choices=sorted(SOLVERS), default="tsit5", help="the ODE solver of every run")
     _bounds.add_options(parser)
     args = parser.parse_args()

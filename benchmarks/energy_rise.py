@@ -1,7 +1,8 @@
 """Benchmark: how much the 16-ball break's energy rises, against the tolerance.
 
     python benchmarks/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--cloth-damping ZETA]
-                                     [--error-norm max] [--contact-steps [FAMILY ...]] [--cloth-located]
+                                     [--error-norm max] [--contact-steps [FAMILY ...]]
+                                     [--friction-steps [FAMILY ...]] [--cloth-located]
 
 The table's energy (``Trajectory.energy``) counts the contacts' elastic energy, and every force but gravity
 dissipates or is conservative, so it must not rise but by the integration's error. For the break of ``diffimpact
@@ -14,7 +15,9 @@ landed on the cloth in it (their cloth gap open at one save and closed at the ne
 events). ``--error-norm max`` runs them under the largest scaled error as the step control's norm
 (Matlab's ``ode45``'s; ``_bounds``); ``--contact-steps [FAMILY ...]`` with ``simulate``'s ``contact_steps``
 (every step bounded by the closed contacts' depths and rates) on ``all`` families, on those named of the cloth, the
-ball pairs and the cushions, or with none named on none, instead of the table's default (the cushions); ``--cloth-damping`` sets the cloth's damping ratio
+ball pairs and the cushions, or with none named on none, instead of the table's default (the cushions);
+``--friction-steps [FAMILY ...]`` with ``simulate``'s ``friction_steps`` (steps bounded by the friction's stability
+and the loaded slips' passages through its band) on the families named, or all; ``--cloth-damping`` sets the cloth's damping ratio
 (``billiard.Parameters.cloth_damping_ratio``; 0, the paper's undamped cloth, by default); ``--cloth-located``
 locates the cloth's onsets and separations (``table_model(p, cloth_located=True)``, 4 × ``table.MAX_EVENTS``
 events allowed; its landings are then events, not listed as landed).
@@ -43,6 +46,7 @@ def main():
     parser.add_argument("--shot", type=int, default=None, metavar="K",
                         help="random_shots.py's shot K (seed 1, cue mode) instead of the break")
     _bounds.add_contact_steps(parser)
+    _bounds.add_friction_steps(parser)
     parser.add_argument("--cloth-damping", type=float, default=0.0, metavar="ZETA", help="the cloth's damping ratio")
     _bounds.add_options(parser)
     parser.add_argument("--cloth-located", action="store_true", help="locate the cloth's onsets and separations")

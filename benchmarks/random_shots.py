@@ -3,7 +3,8 @@
     python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
                                       [--reference RTOL] [--reference-time T] [--error-norm rms|max]
-                                      [--contact-steps [FAMILY ...]] [--cloth-located]
+                                      [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
+                                      [--cloth-located]
 
 Each shot places the 16 balls of ``billiard.RACK_BALLS`` at random on the
 table (uniform, at least 2.05 R apart and clear of the cushions and
@@ -37,7 +38,8 @@ little of the integration). ``--error-norm max`` runs every shot with the
 largest scaled error as the step control's norm (``simulate.ERROR_NORM``);
 ``--contact-steps [FAMILY ...]`` bounds the steps by the closed contacts of
 ``all`` families, of those named, or with none named of none, instead of the
-table's default (the cushions; ``_bounds``). ``--cloth-located`` locates
+table's default (the cushions; ``_bounds``); ``--friction-steps [FAMILY ...]`` with
+``simulate``'s ``friction_steps`` on the families named, or ``all``. ``--cloth-located`` locates
 the cloth's onsets and separations (``table_model(p, cloth_located=True)``,
 with 4 × ``MAX_EVENTS`` events allowed).
 docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
@@ -123,6 +125,7 @@ def main():
                         help="time (s) of the errors against the reference run (default: the end)")
     _bounds.add_options(parser)
     _bounds.add_contact_steps(parser)
+    _bounds.add_friction_steps(parser)
     parser.add_argument("--cloth-located", action="store_true", help="locate the cloth's onsets and separations")
     args = parser.parse_args()
     _bounds.apply(args)

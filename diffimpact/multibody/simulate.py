@@ -180,7 +180,10 @@ unit restitution after one collision of two balls at rtol = 1e-3, against
 ``friction_steps=True`` every step is also bounded by h λ_F ≤
 ``FRICTION_STEP``, λ_F the largest of the bodies' sums of
 ``Contact.slip_rates`` at the step's start, so that the solver is stable on
-the friction and its derivatives are those of the motion. ``FRICTION_STEP``
+the friction and its derivatives are those of the motion. Given the indices
+in ``model.forces`` of some of the families instead, only their friction
+bounds the steps (both bounds, this one and the passages' below), and the
+friction guard below still watches the steps for the others. ``FRICTION_STEP``
 is Tsit5's; another Runge–Kutta solver's bound is scaled by its stability
 interval on the negative real axis (from its Butcher tableau) over Tsit5's:
 Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
@@ -645,6 +648,9 @@ def simulate(
         the passages' bound. A lower-order explicit solver (``Bosh3``) can
         cost less than Tsit5 here, where the bounds, not the error control,
         set the steps (docs/RESULTS.md, "Friction steps for any solver").
+        True: every ``Contact`` family with friction; or a sequence of the
+        indices in ``model.forces`` of the families with friction to bound
+        (the others' steps are then still watched by ``FRICTION_GUARD``).
         Adaptive steps only; only for models with ``Contact``s.
     contact_steps : also bound every step by the depth and rate of the
         closed contacts (see the module docstring): for derivatives through
@@ -731,9 +737,8 @@ def simulate(
         if dt is not None:
             raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
         near_distance = jnp.asarray(check_positive("near_distance", near_distance), dtype=float)
-    if not isinstance(friction_steps, bool):
-        raise TypeError(f"friction_steps must be True or False; got {friction_steps!r}")
-    contact_steps = _contact_step_families(model, contact_steps)
+    friction_steps = _bounded_families(model, "friction_steps", friction_steps, frictional=True)
+    contact_steps = _bounded_families(model, "contact_steps", contact_steps)
     for name, flag in (("friction_steps", friction_steps), ("contact_steps", contact_steps)):
         if flag and dt is not None:
             raise ValueError(f"{name} bounds adaptive steps; it cannot be combined with a fixed step dt")
@@ -839,19 +844,22 @@ def _contact_indices(model):
     return [k for k, force in enumerate(model.forces) if isinstance(force, Contact)]
 
 
-def _contact_step_families(model, contact_steps):
-    """``simulate``'s ``contact_steps`` as the tuple of the indices in ``model.forces`` of the families it bounds:
-    every ``Contact`` for True, none for False, or those of a sequence of indices (checked)."""
-    if isinstance(contact_steps, bool):
-        return tuple(_contact_indices(model)) if contact_steps else ()
-    if not isinstance(contact_steps, (tuple, list)) or not all(
-            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in contact_steps):
-        raise TypeError(f"contact_steps must be True, False or a sequence of indices of Contact families in "
-                        f"model.forces; got {contact_steps!r}")
-    for k in contact_steps:
-        if not 0 <= k < len(model.forces) or not isinstance(model.forces[k], Contact):
-            raise ValueError(f"contact_steps names model.forces[{k}], which is not a Contact family")
-    return tuple(sorted({int(k) for k in contact_steps}))
+def _bounded_families(model, name, value, frictional=False):
+    """``simulate``'s ``contact_steps`` or ``friction_steps`` (``name``: ``value``) as the tuple of the indices in
+    ``model.forces`` of the families it bounds: every ``Contact`` (with friction, where ``frictional``) for True, none
+    for False, or those of a sequence of indices (checked)."""
+    kind = "Contact family with friction" if frictional else "Contact family"
+    eligible = [k for k in _contact_indices(model) if model.forces[k].frictional or not frictional]
+    if isinstance(value, bool):
+        return tuple(eligible) if value else ()
+    if not isinstance(value, (tuple, list)) or not all(
+            isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in value):
+        raise TypeError(f"{name} must be True, False or a sequence of indices in model.forces, each of a {kind}; "
+                        f"got {value!r}")
+    for k in value:
+        if k not in eligible:
+            raise ValueError(f"{name} names model.forces[{k}], which is not a {kind}")
+    return tuple(sorted({int(k) for k in value}))
 
 
 def _check_impact_laws_open(model, state):
@@ -1165,16 +1173,16 @@ def _friction_step(solver):
     return None if np.isinf(interval) else FRICTION_STEP * (interval / _stability_interval(dfx.Tsit5()))
 
 
-def _friction_guard(solver, friction_steps):
+def _friction_guard(solver, friction_steps, frictional):
     """h λ_F at which ``_FrictionGuard`` stops a derivative: ``FRICTION_GUARD`` stability intervals of ``solver``;
     ``None`` (no guard) where the solver is stable on the friction (A-stable, or the friction implicit: an IMEX
-    solver), where its interval is unknown (no Butcher tableau), or where ``friction_steps`` already bounds every
-    step within it."""
+    solver), where its interval is unknown (no Butcher tableau), or where ``friction_steps`` (the indices of the
+    families it bounds) already bounds every step within it on each of the ``frictional`` families."""
     interval = None if isinstance(solver, IMEX_SOLVERS) else _stability_interval(solver)
     if interval is None or np.isinf(interval) or np.isinf(FRICTION_GUARD):
         return None
     limit = FRICTION_GUARD * interval
-    bound = _friction_step(solver) if friction_steps else None
+    bound = _friction_step(solver) if set(frictional) <= set(friction_steps) else None
     return None if bound is not None and bound <= limit else limit
 
 
@@ -1293,15 +1301,16 @@ _FRICTION_GUARD_MESSAGE = (
 
 
 def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
-    """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``),
-    the closed contacts' depths (``contact``) and the spatial bodies' spins (``spin``).
+    """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``:
+    (h λ_F, the indices of the families it bounds) or ``None``), the closed contacts' depths (``contact``) and the
+    spatial bodies' spins (``spin``).
 
     With a near distance d_n: min over the approaching open contacts of
     max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
     (at most the gap), not the gap's rate: a zone recovering after a
     zero-force separation moves the gap fast while the bodies do not move.
     With ``friction``, the solver's h λ_F (``_friction_step``): that over the
-    largest of the bodies' summed ``Contact.slip_rates``. With ``contact_steps`` (``contact``: the indices of the
+    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps`` (``contact``: the indices of the
     families it bounds): min over their closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``:
     ``_spin_bound``.
     """
@@ -1324,7 +1333,8 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
             moving = closed & (rate != 0)
             bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction is not None:
-        bounds.append(friction / _friction_rate(model, families, q, v))
+        step, bounded = friction
+        bounds.append(step / _friction_rate(model, bounded, q, v))
     if spin:
         bounds.append(_spin_bound(q, v))
     return jnp.min(jnp.stack(bounds))
@@ -1449,8 +1459,9 @@ class _SegmentController(_WrappedController):
     (``args[6]``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
     at the segment's end (``SaveAt(controller_state=True)``). With spatial
-    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``) or
-    ``contact_steps`` (``contact``), every step is also bounded by ``_step_bound``: the bound at the end of each
+    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
+    indices of the families it bounds) or ``contact_steps`` (``contact``), every step is also bounded by
+    ``_step_bound``: the bound at the end of each
     accepted step limits the next one; a rejected step is retried shorter
     than it was, so within the bound of the last accepted state. With
     ``friction_steps`` a step the error control accepts is also rejected
@@ -1465,7 +1476,7 @@ class _SegmentController(_WrappedController):
 
     families: tuple = eqx.field(static=True)
     near: bool = eqx.field(static=True)
-    friction: bool = eqx.field(static=True)
+    friction: tuple = eqx.field(static=True)
     contact: tuple = eqx.field(static=True)
     friction_step: float = eqx.field(static=True)
     spin: bool = eqx.field(static=True)
@@ -1483,7 +1494,8 @@ class _SegmentController(_WrappedController):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near, self.friction_step,
+            _step_bound(self.families, t, y, args, self.near,
+                        (self.friction_step, self.friction) if self.stability else None,
                         self.contact, self.controller.atol, self.spin))
 
     def wrap(self, direction):
@@ -1499,7 +1511,7 @@ class _SegmentController(_WrappedController):
         )
         if self.bounded:
             t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
-        slips = jax.lax.stop_gradient(_loaded_slips(self.families, y0, args)) if self.friction else ()
+        slips = jax.lax.stop_gradient(_loaded_slips(self.friction, y0, args)) if self.friction else ()
         return t_next, (state, t_next - t0, slips)
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
@@ -1512,8 +1524,8 @@ class _SegmentController(_WrappedController):
             bound = self._bound(t1, y1_candidate, args)
             next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
         if self.friction:
-            candidate = jax.lax.stop_gradient(_loaded_slips(self.families, y1_candidate, args))
-            ratio = jax.lax.stop_gradient(_slip_passage(self.families, slips, candidate, args))
+            candidate = jax.lax.stop_gradient(_loaded_slips(self.friction, y1_candidate, args))
+            ratio = jax.lax.stop_gradient(_slip_passage(self.friction, slips, candidate, args))
             # (a candidate the error control rejected can be far off: only an accepted one is judged)
             fast = keep & (ratio > 1.0)
             step = 0.9 * (t1 - t0) / jnp.maximum(ratio, 1e-300)
@@ -1767,7 +1779,7 @@ def _simulate_events(
                                         _spin_bounded(model))
     adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
-    guard = _friction_guard(solver, friction_steps) if frictional else None
+    guard = _friction_guard(solver, friction_steps, frictional) if frictional else None
     reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
     flags = guard is not None and not reverse  # (forward mode: the guard's flags, read at each segment's end)
     if guard is not None:

@@ -401,10 +401,13 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     The same through ``DirectCorrection``, whose projection wraps the solver as well. The guard's limit:
     ``FRICTION_GUARD`` intervals of an explicit solver without ``friction_steps``, none where
     the solver is stable on the friction or ``friction_steps`` bounds the steps within it."""
-    assert _friction_guard(diffrax.Tsit5(), False) == FRICTION_GUARD * _stability_interval(diffrax.Tsit5())
-    assert _friction_guard(diffrax.Bosh3(), False) == FRICTION_GUARD * _stability_interval(diffrax.Bosh3())
-    for solver, steps in ((diffrax.Tsit5(), True), (diffrax.Kvaerno5(), False), (diffrax.KenCarp3(), False)):
-        assert _friction_guard(solver, steps) is None
+    tsit5_guard = FRICTION_GUARD * _stability_interval(diffrax.Tsit5())
+    assert _friction_guard(diffrax.Tsit5(), (), (1,)) == tsit5_guard
+    assert _friction_guard(diffrax.Bosh3(), (), (1,)) == FRICTION_GUARD * _stability_interval(diffrax.Bosh3())
+    # friction_steps on some of the families with friction leaves the others' steps unbounded: the guard stays
+    assert _friction_guard(diffrax.Tsit5(), (1,), (1, 2)) == tsit5_guard
+    for solver, steps in ((diffrax.Tsit5(), (1, 2)), (diffrax.Kvaerno5(), ()), (diffrax.KenCarp3(), ())):
+        assert _friction_guard(solver, steps, (1, 2)) is None
 
     mu, stiffness, v0 = 0.3, 1e6, 1.0
     model = ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G,
@@ -432,6 +435,42 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     _, derivative = jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, diffrax.ForwardMode(), True),
                                               (v,), (1.0,)))(v0)
     assert float(derivative) == pytest.approx(ratio / (1 + ratio), rel=1e-6)
+
+
+
+def test_friction_steps_bound_only_the_families_they_name():
+    """The rolling disc of the test above beside a wall with friction that it never reaches (force 2; a
+    frictionless floor below it is force 3). Naming the ground (force 1) bounds the steps where the disc rolls,
+    and the forward-mode derivative of the rolling speed is the closed form ratio/(1 + ratio) as with
+    ``friction_steps=True``; naming the wall alone leaves the rolling unbounded, and the friction guard stops the
+    derivative as without ``friction_steps``. A frictionless family cannot be named."""
+    mu, stiffness, v0 = 0.3, 1e6, 1.0
+    law = HertzLinearDamper(stiffness, EXPONENT, 500.0)
+    ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
+    wall = CirclePlane(None, (10.0, 0.0), (-1.0, 0.0), 0, (0.0, 0.0), RADIUS)
+    floor = CirclePlane(None, (0.0, -1.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
+    friction = Coulomb(mu, regularisation_speed=1e-4)
+    model = Model([PlanarBody(MASS, 0.5 * MASS * RADIUS**2)], (),
+                  (Gravity((0.0, -G)), Contact(ground, law, friction), Contact(wall, law, friction),
+                   Contact(floor, law)))
+    sink = (MASS * G / stiffness) ** (1 / EXPONENT)
+    times = jnp.array([0.0, 2.0]) * v0 / (3 * mu * G)
+
+    def rolling_speed(v0, friction_steps):
+        state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
+        return simulate(model, state, times, LagrangeMultipliers(), rtol=1e-3, atol=1e-6,
+                        adjoint=diffrax.ForwardMode(), friction_steps=friction_steps).v[-1, 0]
+
+    def derivative(friction_steps):
+        return jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, friction_steps), (v,), (1.0,)))(v0)[1]
+
+    ratio = 2 * (RADIUS - sink / 2) ** 2 / RADIUS**2
+    assert float(derivative((1,))) == pytest.approx(ratio / (1 + ratio), rel=1e-6)
+    with pytest.raises(Exception, match="unstable on the friction"):
+        derivative([2])
+    with pytest.raises(ValueError, match=r"friction_steps names model.forces\[3\], which is not a Contact family "
+                                         r"with friction"):
+        rolling_speed(v0, (1, 3))
 
 
 SOFT = 1e5  # N/m^1.5: a soft contact, so that a dropped ball leaves with residual penetration
