@@ -172,11 +172,14 @@ law (μ F_N tanh(|v_t|/v_reg), Ambrósio's band) is stiff while the slip v_t
 sits in its band: the slip relaxes at λ_F ≈ s_F (1/m + r²/J) per contact,
 s_F ≈ μ F_N/v_reg, 1e6–1e8 /s in a hard collision. An explicit solver's
 error control does not bound its steps by that: the slip chatters across the
-band within the tolerance (rtol |v| ≫ v_reg) and the run itself stays
-accurate, but the derivatives of the run, those of the solver's steps (forward
-or reverse mode), grow through each such phase without bound (−1e23 m per
-unit restitution after one collision of two balls at rtol = 1e-3, against
-−0.10 m: docs/RESULTS.md, "Derivatives through stiff friction"). With
+band within the tolerance (rtol |v| ≫ v_reg) and the run itself mostly stays
+accurate (not always: a spinning cue ball's impact with a cushion of the
+16-ball table gained 18 mJ that way at rtol = 1e-3, docs/RESULTS.md,
+"``friction_steps`` on the families named"), but the derivatives of the run,
+those of the solver's steps (forward or reverse mode), grow through each
+such phase without bound (−1e23 m per unit restitution after one collision
+of two balls at rtol = 1e-3, against −0.10 m: docs/RESULTS.md,
+"Derivatives through stiff friction"). With
 ``friction_steps=True`` every step is also bounded by h λ_F ≤
 ``FRICTION_STEP``, λ_F the largest of the bodies' sums of
 ``Contact.slip_rates`` at the step's start, so that the solver is stable on
