@@ -1313,9 +1313,9 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
     (at most the gap), not the gap's rate: a zone recovering after a
     zero-force separation moves the gap fast while the bodies do not move.
     With ``friction``, the solver's h λ_F (``_friction_step``): that over the
-    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps`` (``contact``: the indices of the
-    families it bounds): min over their closed contacts of ``CONTACT_STEP`` max(δ, ``floor``)/|δ̇|. With ``spin``:
-    ``_spin_bound``.
+    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps``
+    (``contact``: the indices of the families it bounds): min over their closed contacts of ``CONTACT_STEP``
+    max(δ, ``floor``)/|δ̇|. With ``spin``: ``_spin_bound``.
     """
     model, status, _, _, _, near_distance, *_ = args
     q, v = (model.split(x) for x in y)
