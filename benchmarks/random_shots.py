@@ -19,7 +19,7 @@ the energy at the start and end and its largest rise above an earlier value
 (``table.energy_rise``), the largest overlap of two balls, the highest a
 ball got above its resting height, the largest drift of the balls' Euler
 parameters off unit length, pocketed balls (when, which pocket), balls
-that flew off the table, and the ball–cushion onsets with how many of them
+that flew off the table (``billiard.left_table``: when), and the ball–cushion onsets with how many of them
 had the ball's centre above 2R (``cushion_hits_in_air``: the paper's cushion
 faces have no top). A shot is marked BAD where its run failed (the
 error's last line), a state was not finite, the energy rose by more than
@@ -139,8 +139,6 @@ def main():
     times = table.save_times(args.duration)
     at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
-    names = billiard.RACK_BALLS
-    rails = np.array([p.table_length, p.table_width]) / 2 + 2 * p.radius
     print(f"{args.shots} random shots ({args.mode}), seed {args.seed}, {args.duration:g} s each, cloth damping ratio "
           f"{args.cloth_damping_ratio:g}, Baumgarte α = β = {float(formulation.alpha):g}, max_steps {args.max_steps}; "
           "the first run's time includes compiling")
@@ -167,8 +165,7 @@ def main():
         overlap = np.max(2 * p.radius - apart)
         drift = table.euler_drift(q)
         pocketed = billiard.pocketed(p, result)
-        gone = {ball for _, ball, _ in pocketed}
-        flew = [names[i] for i in range(16) if names[i] not in gone and (np.abs(centre[:, i, :2]) > rails).any()]
+        flew = [f"{ball} {t:.3f} s" for t, ball in billiard.left_table(p, result)]
         events = int(result.events.count)
         in_air = cushion_hits_in_air(p, result)
         failed = (not np.isfinite(q).all() or rise > settings["rtol"] * energy[0] or overlap > 1e-3

@@ -198,7 +198,7 @@ def run(out, quick=False):
     partner = mirror_partners(p)
     mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
     energy = columns["energy_J"]
-    dropped = billiard.pocketed(p, trajectory)
+    dropped, flown = billiard.pocketed(p, trajectory), billiard.left_table(p, trajectory)
     _plot(p, columns["t_s"], centres, columns["energy_J"], dropped, out / "break.png")
 
     ball_ball = sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == 2 and bool(o))
@@ -214,6 +214,7 @@ def run(out, quick=False):
         f"  largest mirror error about y = 0: {mirror.max():.2e} m",
         "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
                           if dropped else "none"),
+        "  left the table: " + (", ".join(f"{ball} at {t:.4f} s" for t, ball in flown) if flown else "none"),
     ]
     return "\n".join(lines)
 

@@ -990,14 +990,34 @@ def pocketed(p, run, balls=16):
     the hole. That is the time given; the pocket is the hole nearest its
     centre at the first save from then on (``pocket_depth``: the ball falls
     on through the hole). A ball removed with no hole within a radius of its
-    centre (off the rails: it flew over a cushion) is not pocketed.
+    centre left the table (``left_table``) and is not pocketed.
     """
+    return [(t, ball, pocket) for t, ball, pocket in _cloth_removals(p, run, balls) if pocket is not None]
+
+
+def left_table(p, run, balls=16):
+    """Balls that left the table in a ``table_model`` run: a list of (time (s), ball) in time order.
+
+    The cloth ends at the rails (``table_cloth``), and a ball that flies
+    beyond them (thrown up by a cushion, it can pass over a pocket's mouth:
+    the cushions' faces have no top, but a pocket's mouth is open) leaves it
+    for good where it falls to the cloth's level there, with no hole within a
+    radius of its centre (``pocketed`` has the others). That is the time
+    given; like a pocketed ball, it then falls on out of the scene.
+    """
+    return [(t, ball) for t, ball, pocket in _cloth_removals(p, run, balls) if pocket is None]
+
+
+def _cloth_removals(p, run, balls):
+    """(time (s), ball, pocket) of every ball whose cloth contact a ``table_model`` run removed, in time order: the
+    pocket is the hole nearest the ball's centre at the first save from its removal on, ``None`` where no hole is
+    within a radius of it (the ball left the table)."""
     names = _check_table_balls(balls)
     removed, times = np.asarray(run.removals[1]), np.asarray(run.t)
     found = []
     for index in np.flatnonzero(np.isfinite(removed)):
         save = min(int(np.searchsorted(times, removed[index])), len(times) - 1)
         depth = np.asarray(pocket_depth(p, np.asarray(position(run.q[save], index))[:2]))
-        if depth.max() > -p.radius:
-            found.append((float(removed[index]), names[index], POCKETS[int(np.argmax(depth))]))
-    return sorted(found)
+        pocket = POCKETS[int(np.argmax(depth))] if depth.max() > -p.radius else None
+        found.append((float(removed[index]), names[index], pocket))
+    return sorted(found, key=lambda removal: removal[:2])

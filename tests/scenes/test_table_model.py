@@ -161,8 +161,29 @@ def test_a_ball_is_pocketed_at_its_removal_from_the_cloth_in_the_hole_nearest_it
     # the hole is read at the first save from the removal on (0.2 s), not at the last (0.5 m past the hole)
     assert billiard.pocketed(P, SimpleNamespace(**{**vars(run), "removals": (None, np.array([0.15]))}),
                              balls=1) == [(0.15, "cue", "right-side")]
-    # not removed: not pocketed; removed far from every hole (it flew off the table): not pocketed
-    assert billiard.pocketed(P, SimpleNamespace(**{**vars(run), "removals": (None, np.array([np.inf]))}),
-                             balls=1) == []
-    assert billiard.pocketed(P, SimpleNamespace(**{**vars(run), "removals": (None, np.array([0.3]))}),
-                             balls=1) == []
+    assert billiard.left_table(P, run, balls=1) == []
+    # not removed: neither pocketed nor off the table; removed far from every hole: it left the table
+    never = SimpleNamespace(**{**vars(run), "removals": (None, np.array([np.inf]))})
+    assert billiard.pocketed(P, never, balls=1) == [] == billiard.left_table(P, never, balls=1)
+    flown = SimpleNamespace(**{**vars(run), "removals": (None, np.array([0.3]))})
+    assert billiard.pocketed(P, flown, balls=1) == []
+    assert billiard.left_table(P, flown, balls=1) == [(0.3, "cue")]
+
+
+def test_a_ball_thrown_over_a_side_pocket_leaves_the_table_where_it_falls_to_the_cloth_level_beyond_the_rails():
+    # A ball in the air, 0.15 m above its resting height, moving along the left side pocket's axis at 2 m/s: it
+    # passes between the jaws (the cushions' faces have no top, but the pocket's mouth is open), over the hole and
+    # beyond the rails, and falls freely until its centre is at the cloth's level, R above it: its cloth contact is
+    # removed then, t = sqrt(2h/g) with h its centre's height above R, 0.2 m past the hole's centre and off the table.
+    pocket = billiard.POCKETS.index("left-side")
+    holes = billiard.pockets(P)
+    axis, centre = (np.asarray(x[pocket]) for x in (holes.axes, holes.centres))
+    q, v = billiard.ball_state(P, [centre - 0.15 * axis], 2.0 * axis)
+    height = 0.15 + P.resting_height() - P.radius
+    run = one_ball(State(jnp.asarray(q).at[2].add(0.15), jnp.asarray(v)))
+    landing = np.sqrt(2 * height / P.gravity)
+    assert 2.0 * landing - 0.15 > float(holes.radii[pocket]) + P.radius  # it lands past the hole, off the table
+    assert billiard.pocketed(P, run, balls=1) == []
+    [(time, ball)] = billiard.left_table(P, run, balls=1)
+    assert ball == "cue" and time == pytest.approx(landing, abs=1e-8)
+    assert int(run.events.count) == 0  # it touched nothing on its way
