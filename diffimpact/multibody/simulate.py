@@ -1204,13 +1204,17 @@ class _FrictionGuard(WrappedSolver):
     rejected trial step may be as long as it likes):
 
     * forward mode (``reverse`` false): a
-      ``jax.custom_jvp`` whose rule flags the step in the solver's state,
-      which diffrax keeps only for accepted steps; the segment raises at its
-      end where a step was flagged;
+      ``jax.custom_jvp`` whose rule flags the step in the solver's state
+      (the first unstable step's family), which diffrax keeps only for
+      accepted steps; the segment raises at its end where a step was flagged;
     * reverse mode (``reverse``: ``diffrax.RecursiveCheckpointAdjoint``,
       whose forward pass runs the plain steps): a ``eqx.filter_custom_vjp``
       whose backward rule raises where the step was unstable and its
       cotangent is not zero (diffrax gives a rejected step's end state none).
+
+    The error names the family with the largest share of h λ_F at the body
+    where it was beyond ``limit`` (``_friction_guard_messages``), so that a
+    user can name it in ``friction_steps``.
 
     A few steps a little beyond the interval amplify a derivative by a
     bounded factor and leave it right (the ball rolling and hopping on the
@@ -1227,7 +1231,7 @@ class _FrictionGuard(WrappedSolver):
     reverse: bool = eqx.field(static=True)
 
     def init(self, terms, t0, t1, y0, args):
-        return self.solver.init(terms, t0, t1, y0, args), jnp.zeros((), dtype=bool)
+        return self.solver.init(terms, t0, t1, y0, args), jnp.full((), -1)
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         state, flagged = solver_state
@@ -1235,16 +1239,20 @@ class _FrictionGuard(WrappedSolver):
         families, limit = self.families, self.limit
 
         def unstable(model, y0, h):
+            # which of ``families`` has the largest share of h λ_F at the body where it is beyond ``limit``, or -1
             q, v = (model.split(x) for x in y0)
-            return h * _friction_rate(model, families, q, v) > limit
+            rates = _slip_rates(model, families, q, v)
+            total = sum(rates)
+            worst = jnp.argmax(total)
+            return jnp.where(h * total[worst] > limit, jnp.argmax(jnp.stack(rates)[:, worst]), -1)
 
         arrays, static = eqx.partition((args[0], y0, t1 - t0), eqx.is_array)
         extra = eqx.combine(jax.lax.stop_gradient(arrays), static)  # (the check is no function of the parameters)
         if self.reverse:
-            y1 = _cotangent_checked(y1, unstable, *extra)
+            y1 = _cotangent_checked(y1, (unstable, _friction_guard_messages(args[0], families)), *extra)
         else:
             y1, flag = _tangent_flagged(y1, unstable, *extra)
-            flagged = flagged | flag
+            flagged = jnp.where(flagged >= 0, flagged, flag)  # (the first unstable step's family)
         return y1, y_error, dense_info, (state, flagged), result
 
 
@@ -1261,12 +1269,12 @@ def _stages_loop(solver, adjoint):
 
 
 def _tangent_flagged(y1, unstable, model, y0, h):
-    """(``y1``, False); differentiated, (``y1``, ``unstable(model, y0, h)``) with ``y1``'s tangent unchanged."""
+    """(``y1``, -1); differentiated, (``y1``, ``unstable(model, y0, h)``) with ``y1``'s tangent unchanged."""
     arrays, static = eqx.partition(model, eqx.is_array)
 
     @jax.custom_jvp
     def flagged(y1, arrays, y0, h):
-        return y1, jnp.zeros((), dtype=bool)
+        return y1, jnp.full((), -1)
 
     @flagged.defjvp
     def flagged_jvp(primals, tangents):
@@ -1278,29 +1286,36 @@ def _tangent_flagged(y1, unstable, model, y0, h):
 
 
 @eqx.filter_custom_vjp
-def _cotangent_checked(y1, unstable, model, y0, h):
-    """``y1``; its cotangent raises ``_FRICTION_GUARD_MESSAGE`` where not zero and ``unstable(model, y0, h)``."""
+def _cotangent_checked(y1, check, model, y0, h):
+    """``y1``; its cotangent raises where not zero and ``unstable(model, y0, h)`` names a family (≥ 0), with the
+    message of that family of ``messages`` (``check``: (unstable, messages))."""
     return y1
 
 
 @_cotangent_checked.def_fwd
-def _cotangent_checked_fwd(perturbed, y1, unstable, model, y0, h):
+def _cotangent_checked_fwd(perturbed, y1, check, model, y0, h):
     return y1, None
 
 
 @_cotangent_checked.def_bwd
-def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, unstable, model, y0, h):
+def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, check, model, y0, h):
     used = [jnp.any(c != 0) for c in jax.tree.leaves(cotangent)]
     if not used:
         return cotangent
-    return eqx.error_if(cotangent, functools.reduce(jnp.logical_or, used) & unstable(model, y0, h),
-                        _FRICTION_GUARD_MESSAGE)
+    unstable, messages = check
+    family = unstable(model, y0, h)
+    return eqx.branched_error_if(cotangent, functools.reduce(jnp.logical_or, used) & (family >= 0),
+                                 jnp.maximum(family, 0), messages)
 
 
-_FRICTION_GUARD_MESSAGE = (
-    "a differentiated step was unstable on the friction (h lambda_F beyond FRICTION_GUARD stability intervals of the "
-    "solver): the derivatives of this run through stiff friction would be wrong; pass friction_steps=True "
-    "(or integrate the friction implicitly: an IMEX solver)")
+def _friction_guard_messages(model, families):
+    """The friction guard's error for each of ``families`` (indices in ``model.forces``), naming it."""
+    return tuple(
+        f"a differentiated step was unstable on the friction of model.forces[{k}] "
+        f"({type(model.forces[k].friction).__name__} friction; h lambda_F beyond FRICTION_GUARD stability intervals "
+        "of the solver): the derivatives of this run through stiff friction would be wrong; pass "
+        f"friction_steps=True, or friction_steps naming model.forces[{k}] among others (or integrate the friction "
+        "implicitly: an IMEX solver)" for k in families)
 
 
 def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
@@ -1358,8 +1373,13 @@ def _spin_bound(q, v):
 def _friction_rate(model, families, q, v):
     """λ_F: the largest of the bodies' sums of ``Contact.slip_rates`` over the contact ``families`` (indices in
     ``model.forces``), at the split coordinates and velocities ``q``, ``v``."""
+    return jnp.max(sum(_slip_rates(model, families, q, v)))
+
+
+def _slip_rates(model, families, q, v):
+    """Each of the contact ``families``' ``Contact.slip_rates``, per body, at ``q``, ``v``: a list of (bodies,)."""
     mobilities = body_mobilities(model.bodies)
-    return jnp.max(sum(model.forces[k].slip_rates(mobilities, q, v) for k in families))
+    return [model.forces[k].slip_rates(mobilities, q, v) for k in families]
 
 
 def _with_friction(families, model):
@@ -1852,8 +1872,10 @@ def _simulate_events(
                 progress_meter=_meter(progress, state0.t, t_end, t0, horizon),
             )
             t1 = solution.ts[1][0]
-            if flags:  # a forward-mode derivative's accepted steps flagged by ``_FrictionGuard``
-                t1 = eqx.error_if(t1, solution.solver_state[1], _FRICTION_GUARD_MESSAGE)
+            if flags:  # a forward-mode derivative's accepted steps flagged by ``_FrictionGuard`` (the family, or -1)
+                family = solution.solver_state[1]
+                t1 = eqx.branched_error_if(t1, family >= 0, jnp.maximum(family, 0),
+                                           _friction_guard_messages(model, frictional))
             q1, v1 = (y[0] for y in solution.ys[1])
             happened = solution.event_mask
             saved = (ahead < t1) | ~happened
