@@ -852,7 +852,7 @@ def _bounded_families(model, name, value, frictional=False):
     ``model.forces`` of the families it bounds: every ``Contact`` (with friction, where ``frictional``) for True, none
     for False, or those of a sequence of indices (checked)."""
     kind = "Contact family with friction" if frictional else "Contact family"
-    eligible = [k for k in _contact_indices(model) if model.forces[k].frictional or not frictional]
+    eligible = _with_friction(_contact_indices(model), model) if frictional else _contact_indices(model)
     if isinstance(value, bool):
         return tuple(eligible) if value else ()
     if not isinstance(value, (tuple, list)) or not all(
@@ -1388,20 +1388,21 @@ def _with_friction(families, model):
 
 
 def _loaded_slips(families, y, args):
-    """(f_N, v_t) of each family with friction (``Contact.slips``) at the state ``y``, for ``_slip_passage``."""
+    """(f_N, v_t) of each of the ``families`` with friction (``Contact.slips``; indices in ``model.forces``, those
+    ``friction_steps`` bounds) at the state ``y``, for ``_slip_passage``."""
     model = args[0]
     q, v = (model.split(x) for x in y)
-    return tuple(model.forces[k].slips(q, v) for k in _with_friction(families, model))
+    return tuple(model.forces[k].slips(q, v) for k in families)
 
 
 def _slip_passage(families, slips0, slips1, args):
-    """Largest ratio, over the loaded contacts with friction, of a step's slip change |v_t1 − v_t0| to
-    ``PASSAGE_STEP`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from zero, band the
-    friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast. ``slips0`` and
-    ``slips1``: ``_loaded_slips`` at the step's start and end."""
+    """Largest ratio, over the loaded contacts of the ``families`` with friction, of a step's slip change
+    |v_t1 − v_t0| to ``PASSAGE_STEP`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from
+    zero, band the friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast.
+    ``slips0`` and ``slips1``: ``_loaded_slips`` at the step's start and end."""
     model = args[0]
     ratios = [jnp.zeros(())]
-    for k, (f0, s0), (f1, s1) in zip(_with_friction(families, model), slips0, slips1, strict=True):
+    for k, (f0, s0), (f1, s1) in zip(families, slips0, slips1, strict=True):
         change = s1 - s0
         along = jnp.clip(-jnp.sum(s0 * change, axis=-1) / jnp.maximum(jnp.sum(change**2, axis=-1), 1e-300), 0, 1)
         distance = jnp.linalg.norm(s0 + along[:, None] * change, axis=-1)
