@@ -88,25 +88,44 @@ def _run(args):
     if isinstance(options, str):
         print(options, file=sys.stderr)
         return 2
-    problem = _check_out(args.out)
+    return _execute(f"diffimpact {args.command} {args.name}", args.out,
+                    lambda: run(Path(args.out), quick=args.quick, **options),
+                    f"{args.name}: {description}{' (quick)' if args.quick else ''}")
+
+
+def _shot(args):
+    from diffimpact.reproduce import table
+
+    balls = table.SHOT_BALLS if args.ball is None else args.ball
+    pocket = None if args.aim is not None or args.full_ball else (args.pocket or table.SHOT_POCKET)
+    return _execute("diffimpact shot", args.out, lambda: table.shot(
+        Path(args.out), args.cue, balls, args.speed, args.aim, pocket, args.topspin, args.sidespin, args.duration,
+        args.nose))
+
+
+def _execute(command, out, call, header=None):
+    """Check ``out``, print ``header``, run ``call`` and print its summary and time; bad input is one line on stderr
+    (status 2)."""
+    problem = _check_out(out)
     if problem is not None:
         print(problem, file=sys.stderr)
         return 2
-    print(f"{args.name}: {description}{' (quick)' if args.quick else ''}", flush=True)
+    if header is not None:
+        print(header, flush=True)
     start = time.perf_counter()
     try:
-        summary = run(Path(args.out), quick=args.quick, **options)
+        summary = call()
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
-        print(f"diffimpact {args.command} {args.name}: {error}", file=sys.stderr)
+        print(f"{command}: {error}", file=sys.stderr)
         return 2
     except RuntimeError as error:  # a check inside compiled code (equinox.error_if): its message, not JAX's dump
         message = _checked_message(error)
         if message is None:
             raise
-        print(f"diffimpact {args.command} {args.name}: {message}", file=sys.stderr)
+        print(f"{command}: {message}", file=sys.stderr)
         return 2
     print(summary)
-    print(f"done in {time.perf_counter() - start:.1f} s; files in {args.out}")
+    print(f"done in {time.perf_counter() - start:.1f} s; files in {out}")
     return 0
 
 
@@ -173,15 +192,39 @@ def main(argv=None):
     fit.add_argument("--list", action="store_true", help="list the fits")
     fit.add_argument("--data", metavar="CSV", help="your own measurements (columns per fit: see data/README.md)")
     fit.add_argument("--drop-bad-rows", action="store_true", help="drop invalid rows of --data (reported) instead of failing")
+    shot = commands.add_parser(
+        "shot", help="play a shot of the cue ball on the full table; writes shot.csv, shot-events.csv and shot.png",
+        description="A shot on the full table of Gismeros Moreno et al. 2022 (WPA 9-ft, six cushions, six pockets): "
+                    "the cue ball struck at --speed along --aim, or at the ghost-ball point that sends the first "
+                    "object ball into --pocket. With no --ball: the yellow ball at (0.9, 0.3) m into the foot-left "
+                    "pocket. Coordinates: the origin in the middle of the table, x from the head to the foot "
+                    "(|x| <= 1.27 m), y to the left seen from the head (|y| <= 0.635 m).")
+    shot.add_argument("--cue", nargs=2, type=float, metavar=("X", "Y"), help="the cue ball's centre (m; default: the head spot, -0.635 0)")
+    shot.add_argument("--ball", nargs=2, type=float, action="append", metavar=("X", "Y"),
+                      help="an object ball at rest (m); repeat for more (yellow, blue, red, ... in that order)")
+    shot.add_argument("--speed", type=float, default=2.0, help="the cue ball's speed off the cue (m/s; default 2)")
+    aim = shot.add_mutually_exclusive_group()
+    aim.add_argument("--aim", type=float, help="the cue ball's direction (degrees from +x towards +y)")
+    aim.add_argument("--pocket", help="aim at the ghost-ball point for the first object ball into this pocket: "
+                                      "foot-left (default), left-side, head-left, head-right, right-side, foot-right")
+    aim.add_argument("--full-ball", action="store_true", help="aim at the first object ball's centre")
+    shot.add_argument("--topspin", type=float, default=0.0,
+                      help="spin about the horizontal axis across the aim, in V/R (1 rolls, 0 slides: default; < 0 draw)")
+    shot.add_argument("--sidespin", type=float, default=0.0,
+                      help="spin about the vertical, in V/R (> 0 counter-clockwise seen from above; default 0)")
+    shot.add_argument("--duration", type=float, default=4.0, help="simulated time (s; default 4)")
+    shot.add_argument("--nose", action="store_true",
+                      help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre height")
+    shot.add_argument("--out", default="out", help="output directory (default: out)")
     args = parser.parse_args(argv)
     previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
     try:  # from the first import of JAX on: ``import diffimpact`` itself loads none (see the package docstring)
         import diffimpact  # noqa: F401  (enables float64 before any computation)
 
         _import_jax()
-        status = _run(args)
+        status = _shot(args) if args.command == "shot" else _run(args)
     except KeyboardInterrupt:
-        name = f" {args.name}" if args.name else ""
+        name = f" {args.name}" if getattr(args, "name", None) else ""
         print(f"diffimpact {args.command}{name}: interrupted; files already written in {args.out} are complete",
               file=sys.stderr)
         status = INTERRUPTED

@@ -14,27 +14,38 @@ from diffimpact._files import atomic_write  # noqa: E402
 
 
 def write_csv(path, columns):
-    """Write ``{name: 1-D array}`` as a CSV with a header line, atomically."""
+    """Write ``{name: 1-D array}`` as a CSV with a header line, atomically: numbers to 17 digits, strings as they are
+    (without commas)."""
     names = list(columns)
-    table = np.column_stack([np.asarray(columns[name], dtype=float).ravel() for name in names])
+    arrays = [np.asarray(columns[name]).ravel() for name in names]
+    cells = [a.astype(str) if a.dtype.kind == "U" else np.char.mod("%.17g", a.astype(float)) for a in arrays]
+    table = np.column_stack(cells) if cells else np.empty((0, 0), dtype=str)
     return atomic_write(
-        path, lambda tmp: np.savetxt(tmp, table, delimiter=",", header=",".join(names), comments="", fmt="%.17g")
+        path, lambda tmp: np.savetxt(tmp, table, fmt="%s", delimiter=",", header=",".join(names), comments="",
+                                     encoding="utf-8")
     )
 
 
-def write_events(path, events):
-    """Write the contact events of a ``simulate`` run (time, force, member, onset), one row per event, atomically."""
+def write_events(path, events, names=None):
+    """Write the contact events of a ``simulate`` run (time, force, member, onset), one row per event, atomically.
+
+    ``names``: the contacts' names, ``names[force][member]`` (``billiard.table_contact_names``), written as a last
+    column ``contact``.
+    """
     count = int(events.count)
-    return write_csv(path, {
-        "t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
-        "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count]),
-    })
+    force, member = np.asarray(events.contact[:count]), np.asarray(events.member[:count])
+    columns = {"t_s": np.asarray(events.t[:count]), "force": force, "member": member,
+               "onset": np.asarray(events.onset[:count])}
+    if names is not None:
+        columns["contact"] = np.array([names[int(f)][int(m)] for f, m in zip(force, member)], dtype=str)
+    return write_csv(path, columns)
 
 
 def read_csv(path):
-    """Read a CSV written by ``write_csv`` into ``{name: array}``."""
-    table = np.genfromtxt(path, delimiter=",", names=True)
-    return {name: np.asarray(table[name]) for name in table.dtype.names}
+    """Read a CSV written by ``write_csv`` into ``{name: array}``: numbers as float64, strings as they are."""
+    table = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    return {name: np.asarray(table[name]) if table[name].dtype.kind == "U" else np.asarray(table[name], dtype=float)
+            for name in table.dtype.names}
 
 
 def write_json(path, data):

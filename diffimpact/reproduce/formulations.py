@@ -42,8 +42,8 @@ times):
   machine and its load), steps, segments, events, the largest drift and
   mirror error, the yellow ball's x and ẋ at the end, and how many balls were
   pocketed (``billiard.pocketed``). The contact events of each formulation's
-  3-s run go to ``formulations-events-<name>.csv`` (force, member: the
-  contact is ``billiard.table_contact_names(4)[force][member]``).
+  3-s run go to ``formulations-events-<name>.csv`` (force, member and the
+  contact's name, ``billiard.table_contact_names(4)[force][member]``).
   ``formulations.png``: y, ÿ, ‖Φ‖ and the yellow ball's x at both steps,
   and the run and compile times (fig. 16).
 * **α sweep** (Table 3, figs. 10–11): the rack's spacing α (neighbouring
@@ -206,7 +206,7 @@ def run(out, quick=False, names=tuple(FORMULATIONS)):
         columns = series(trajectory)
         runs[name, large, duration] = (columns, summarise(p, trajectory, columns), compile_time, run_time)
         events[name] = trajectory.events
-        write_events(out / f"formulations-events-{name}.csv", trajectory.events)
+        write_events(out / f"formulations-events-{name}.csv", trajectory.events, billiard.table_contact_names(BALLS))
         trajectory, run_time = integrate(name, state, window_times, small)
         columns = series(trajectory)
         runs[name, small, window] = (columns, summarise(p, trajectory, columns), compile_time, run_time)

@@ -1,4 +1,5 @@
-"""The full pool table of [Gismeros Moreno 2022]: the 16-ball break (`diffimpact reproduce break`).
+"""The full pool table of [Gismeros Moreno 2022]: the 16-ball break (`diffimpact reproduce break`) and any shot
+(`diffimpact shot`, ``shot``: the same settings and files, for the cue ball struck at the balls a user places).
 
 The break of ``billiard.table_model`` (a WPA 9-ft table, six cushions, six
 pockets, the cue ball and the 15-ball rack with α = 2.1325735e-4 m; the
@@ -11,7 +12,7 @@ steps also bounded by the closed ball–cushion contacts, ``CONTACT_STEPS``). Wr
 
 * ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
 * ``break-events.csv``: every contact onset and separation (time, force,
-  member, onset; the names are ``billiard.table_contact_names()[force][member]``);
+  member, onset and the contact's name, ``billiard.table_contact_names()[force][member]``);
 * ``break.png``: a top view of the table with every ball's path and where it
   ends, and the energy over time.
 
@@ -48,6 +49,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: E402
 
+from diffimpact._validation import check_positive, check_range  # noqa: E402
 from diffimpact.multibody import Baumgarte, simulate  # noqa: E402
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_events  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
@@ -184,57 +186,129 @@ def run(out, quick=False):
     if not quick:
         print(f"integrating {duration:g} s of the break (about half a minute on 2 cores) ...", flush=True)
     trajectory = integrate(model, state, times, QUICK_MAX_EVENTS if quick else MAX_EVENTS)
+    centres, lines = _write(out, "break", p, trajectory, times, f"the break, {duration:g} s")
+    partner = mirror_partners(p)
+    mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
+    lines.insert(-2, f"  largest mirror error about y = 0: {mirror.max():.2e} m")
+    return "\n".join([
+        f"Gismeros Moreno et al. 2022: the 16-ball break on the full table, {duration:g} s at 10.729 m/s "
+        f"(Baumgarte α = β = {float(FORMULATION.alpha):g}, rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
+        *lines])
+
+
+#: ``shot``'s defaults: the object ball (yellow) and the pocket it is aimed at, the cue ball's speed (m/s).
+SHOT_BALLS, SHOT_POCKET, SHOT_SPEED = ((0.9, 0.3),), "foot-left", 2.0
+#: Contact events listed in ``shot``'s summary (all of them are in ``shot-events.csv``).
+SHOT_LISTED = 12
+
+
+def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHOT_POCKET, topspin_ratio=0.0,
+         sidespin_ratio=0.0, duration=DURATION, nose=False):
+    """Any shot of the cue ball on the full table (``diffimpact shot``): write ``shot.csv``, ``shot-events.csv`` and
+    ``shot.png`` as ``run`` does for the break; returns a summary with the first ``SHOT_LISTED`` contact onsets.
+
+    ``cue``: the cue ball's centre (x, y) (m), default the head spot; ``balls``: the object balls' centres, at rest,
+    named as the next balls of ``billiard.RACK_BALLS`` (yellow, blue, red, ...). The cue ball leaves the cue at
+    ``speed`` (m/s) with the spins of ``billiard.cue_strike`` (default none: it slides, then rolls) along ``aim``
+    (degrees from +x towards +y), or, where ``aim`` is ``None``, along ``billiard.ghost_ball_aim`` of the first
+    object ball for ``pocket`` (``None``: at the first object ball's centre, a full-ball hit; with no object
+    ball, along +x). ``duration`` (s). ``nose``: cushions touching the balls at Mathavan et al.'s nose height 7R/5
+    (``billiard.table_model``'s ``nose_height``) instead of the paper's faces at the centre height, which throw
+    a ball that meets them spinning or in the air up off the cloth. Bad input (balls that overlap, sit in a
+    cushion or over a pocket, a speed ≤ 0, an impossible cut) raises ``ValueError`` naming the ball.
+    """
+    out = Path(out)
+    p = billiard.Parameters()
+    duration = float(check_positive("duration", duration))
+    cue = (p.cue_x, 0.0) if cue is None else tuple(cue)
+    centres = np.array([cue, *balls], dtype=float).reshape(-1, 2)
+    aimed = ""
+    if aim is not None:
+        aim = np.radians(float(check_range("aim", aim)))
+    elif len(centres) == 1:
+        aim = 0.0
+    elif pocket is None:
+        aim, aimed = float(np.arctan2(*(centres[1] - centres[0])[::-1])), " at the yellow ball's centre"
+    else:
+        aim, aimed = billiard.ghost_ball_aim(p, centres[0], centres[1], pocket), f" into the {pocket} pocket"
+    velocity, spin = billiard.cue_strike(p, speed, aim, topspin_ratio, sidespin_ratio)
+    velocities, spins = np.zeros((len(centres), 2)), np.zeros((len(centres), 3))
+    velocities[0], spins[0] = velocity, spin
+    nose_height = p.nose_height() if nose else None
+    state = billiard.table_state(p, centres, velocities, spins, nose_height)
+    model = billiard.table_model(p, len(centres), nose_height)
+    times = save_times(duration)
+    print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
+    trajectory = integrate(model, state, times, MAX_EVENTS)
+    _, lines = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
+    names = billiard.table_contact_names(len(centres))
+    events = trajectory.events
+    onsets = [(float(events.t[k]), names[int(events.contact[k])][int(events.member[k])])
+              for k in range(int(events.count)) if bool(events.onset[k])]
+    listed = [f"    {t:.4f} s  {contact}" for t, contact in onsets[:SHOT_LISTED]]
+    if len(onsets) > SHOT_LISTED:
+        listed.append(f"    ... and {len(onsets) - SHOT_LISTED} more (shot-events.csv)")
+    return "\n".join([
+        f"the cue ball from ({cue[0]:g}, {cue[1]:g}) m at {float(speed):g} m/s, aim {np.degrees(aim):.3f}°{aimed} "
+        f"(topspin {float(topspin_ratio):g}, sidespin {float(sidespin_ratio):g} × V/R), "
+        f"{len(centres) - 1} object ball{'s' if len(centres) != 2 else ''}, {duration:g} s "
+        f"(cushions at {'the nose height' if nose else 'the centre height'}; Baumgarte α = β = "
+        f"{float(FORMULATION.alpha):g}, rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
+        *lines[:1], "  contact onsets:", *(listed or ["    none"]), *lines[1:]])
+
+
+def _write(out, stem, p, trajectory, times, title):
+    """Write ``STEM.csv`` (the balls' centres and the energy), ``STEM-events.csv`` (with the contacts' names) and
+    ``STEM.png`` of a table run; returns the centres (saves, balls, 3) and the summary's lines."""
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
+    balls = q.shape[1]
     centres = q[:, :, :3]
-    names = billiard.RACK_BALLS
+    names = billiard.RACK_BALLS[:balls]
     columns = {"t_s": np.asarray(times), "energy_J": np.asarray(trajectory.energy)}
     for k, name in enumerate(names):
         for axis, label in enumerate("xyz"):
             columns[f"{label}_{name.replace('-', '_')}_m"] = centres[:, k, axis]
-    write_csv(out / "break.csv", columns)
+    write_csv(out / f"{stem}.csv", columns)
     events = trajectory.events
     count = int(events.count)
-    write_events(out / "break-events.csv", events)
-    partner = mirror_partners(p)
-    mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
+    write_events(out / f"{stem}-events.csv", events, billiard.table_contact_names(balls))
     energy = columns["energy_J"]
-    dropped, flown = billiard.pocketed(p, trajectory), billiard.left_table(p, trajectory)
-    _plot(p, columns["t_s"], centres, columns["energy_J"], dropped, out / "break.png")
+    dropped, flown = billiard.pocketed(p, trajectory, balls), billiard.left_table(p, trajectory, balls)
+    _plot(p, columns["t_s"], centres, energy, names, dropped, title, out / f"{stem}.png")
+    forces = billiard.table_forces(balls)
 
-    ball_ball = sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == 2 and bool(o))
-    cushion = sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == 3 and bool(o))
-    lines = [
-        f"Gismeros Moreno et al. 2022: the 16-ball break on the full table, {duration:g} s at 10.729 m/s "
-        f"(Baumgarte α = β = {float(FORMULATION.alpha):g}, rtol = {TOLERANCES['rtol']:g}, atol = {TOLERANCES['atol']:g})",
+    def onsets(force):
+        index = forces.index(force) if force in forces else -1
+        return sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == index and bool(o))
+
+    return centres, [
         f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
-        f"({ball_ball} ball–ball and {cushion} ball–cushion onsets)",
+        f"({onsets('ball–ball')} ball–ball and {onsets('ball–cushion')} ball–cushion onsets)",
         f"  energy {energy[0]:.4f} J at the shot, {energy[-1]:.4f} J at the end; largest rise above an earlier "
         f"value {energy_rise(energy):.2e} J",
         f"  largest drift of the Euler parameters, max | |p| − 1 |: {euler_drift(q):.2e}",
-        f"  largest mirror error about y = 0: {mirror.max():.2e} m",
         "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
                           if dropped else "none"),
         "  left the table: " + (", ".join(f"{ball} at {t:.4f} s" for t, ball in flown) if flown else "none"),
     ]
-    return "\n".join(lines)
 
 
-def _plot(p, t, centres, energy, dropped, path):
+def _plot(p, t, centres, energy, names, dropped, title, path):
     fig, axes = figure(1, 2, width=6.5, height=4.2)
     top, bottom = axes[0, 0], axes[0, 1]
     # a pocketed ball fell through its hole and drifts on under the table: not drawn there
     on_table = centres[:, :, 2] > -p.radius
     left = on_table[-1]
-    draw_table(top, p, centres[-1, left, :2], [name for name, on in zip(billiard.RACK_BALLS, left) if on])
+    draw_table(top, p, centres[-1, left, :2], [name for name, on in zip(names, left) if on])
     for k in range(centres.shape[1]):
         top.plot(centres[on_table[:, k], k, 0], centres[on_table[:, k], k, 1], linewidth=0.7, zorder=3.5)
     margin = p.cushion_width + 0.12
     top.set_xlim(-p.table_length / 2 - margin, p.table_length / 2 + margin)
     top.set_ylim(-p.table_width / 2 - margin, p.table_width / 2 + margin)
-    top.set_title(f"the break, {t[-1]:g} s: paths and final positions; pocketed: "
+    top.set_title(f"{title}: paths and final positions; pocketed: "
                   + (", ".join(ball for _, ball, _ in dropped) or "none"), fontsize=9)
     bottom.plot(t, energy)
     bottom.set_xlabel("t (s)")
     bottom.set_ylabel("kinetic + potential energy (J)")
-    bottom.set_title("energy: the cue ball's sliding and the collisions dissipate", fontsize=9)
+    bottom.set_title("energy: sliding and the collisions dissipate", fontsize=9)
     save_figure(fig, path)

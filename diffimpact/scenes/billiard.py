@@ -980,6 +980,53 @@ def break_state(p, balls=16, speed=None, nose_height=None):
     return table_state(p, rack(p)[: len(names)], velocities, nose_height=nose_height)
 
 
+def cue_strike(p, speed, aim, topspin_ratio=0.0, sidespin_ratio=0.0):
+    """The cue ball's velocity (ṙ_x, ṙ_y) (m/s) and angular velocity ω (rad/s) as the cue leaves it.
+
+    ``speed`` V > 0 (m/s) along the ``aim`` θ (rad, from +x towards +y);
+    the spins in multiples of V/R, in ``cushion_impact``'s convention:
+    ``topspin_ratio`` ω_T about the horizontal axis across the aim (1 rolls,
+    0 slides without spin, as a ball struck at its centre leaves the cue; < 0
+    draw), ``sidespin_ratio`` ω_S about the vertical (> 0 counter-clockwise
+    seen from above): ω = (V/R) (ω_T ẑ × d + ω_S ẑ), d = (cos θ, sin θ).
+    For ``table_state``'s ``velocities`` and ``spins``.
+    """
+    speed = check_positive("speed", speed)
+    aim = check_range("aim", aim)
+    topspin, sidespin = check_range("topspin_ratio", topspin_ratio), check_range("sidespin_ratio", sidespin_ratio)
+    direction = jnp.stack([jnp.cos(aim), jnp.sin(aim)])
+    spin = speed / p.radius * jnp.stack([-topspin * direction[1], topspin * direction[0], sidespin])
+    return speed * direction, spin
+
+
+def ghost_ball_aim(p, cue, ball, pocket):
+    """The aim θ (rad, from +x towards +y) that sends the cue ball at ``cue`` (x, y) to the ghost-ball point of the
+    object ball at ``ball`` (x, y) for the ``pocket`` (a name of ``POCKETS``).
+
+    The ghost ball touches the object ball on the line from the centre of the
+    pocket's hole (``pockets``) through its centre, G = O − 2R (P − O)/|P − O|:
+    without friction between the balls (and without the cue ball's swerve on
+    the cloth), the impulse along the line of centres then sends the object
+    ball at the hole. Friction throws it off that line by a few degrees
+    (``diffimpact.impulse.alciatore.throw_angle``), so a cut played this way
+    can miss a narrow pocket. Raises ``ValueError`` for an unknown pocket and
+    for a cut the cue ball cannot make: G behind the object ball as seen from
+    the cue ball (a cut of 90° or more), or the cue ball on G.
+    """
+    if pocket not in POCKETS:
+        raise ValueError(f"pocket must be one of {', '.join(POCKETS)}; got {pocket!r}")
+    cue, ball = np.asarray(cue, dtype=float), np.asarray(ball, dtype=float)
+    towards = np.asarray(pockets(p).centres[POCKETS.index(pocket)]) - ball
+    towards /= np.linalg.norm(towards)
+    ghost = ball - 2 * p.radius * towards
+    path = ghost - cue
+    if np.linalg.norm(path) <= 1e-9 or path @ towards <= 0:
+        cut = np.degrees(np.arccos(np.clip(path @ towards / max(np.linalg.norm(path), 1e-300), -1, 1)))
+        raise ValueError(f"the cue ball at {_point(cue)} m cannot cut the ball at {_point(ball)} m into the "
+                         f"{pocket} pocket: the cut is {cut:.1f}° (at most 90°)")
+    return float(np.arctan2(path[1], path[0]))
+
+
 def pocketed(p, run, balls=16):
     """Balls that dropped into a pocket in a ``table_model`` run: a list of (time (s), ball, pocket) in time order.
 

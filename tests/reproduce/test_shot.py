@@ -1,0 +1,81 @@
+"""``diffimpact shot``: any shot of the cue ball on the full table (``table.shot``, ``billiard.cue_strike``,
+``billiard.ghost_ball_aim``)."""
+
+import numpy as np
+import pytest
+
+from diffimpact.cli import main
+from diffimpact.impulse.alciatore import throw_angle
+from diffimpact.reproduce._io import read_csv
+from diffimpact.scenes import billiard
+
+P = billiard.Parameters()
+
+
+def test_cue_strike_rolls_at_topspin_one_and_spins_about_the_vertical_with_sidespin():
+    aim = np.radians(30.0)
+    velocity, spin = billiard.cue_strike(P, 2.0, aim, topspin_ratio=1.0)
+    np.testing.assert_allclose(velocity, 2.0 * np.array([np.cos(aim), np.sin(aim)]), rtol=1e-15)
+    np.testing.assert_allclose(spin, billiard.rolling_spin(P, velocity), rtol=1e-14)
+    # a rolling ball's contact point is at rest: v + ω × (−R ẑ) = 0
+    np.testing.assert_allclose(np.r_[velocity, 0.0] + np.cross(spin, [0.0, 0.0, -P.radius]), 0.0, atol=1e-14)
+    _, spin = billiard.cue_strike(P, 2.0, aim, topspin_ratio=-0.5, sidespin_ratio=0.25)
+    np.testing.assert_allclose(spin, -0.5 * np.asarray(billiard.rolling_spin(P, velocity)) + [0.0, 0.0, 0.25 * 2.0 / P.radius],
+                               rtol=1e-14)
+    with pytest.raises(ValueError, match="speed"):
+        billiard.cue_strike(P, 0.0, aim)
+
+
+def test_ghost_ball_aim_sends_the_cue_ball_to_the_point_two_radii_behind_the_object_ball():
+    cue, ball = np.array([0.6, 0.1]), np.array([1.0, 0.4])
+    aim = billiard.ghost_ball_aim(P, cue, ball, "foot-left")
+    hole = np.asarray(billiard.pockets(P).centres[billiard.POCKETS.index("foot-left")])
+    towards = (hole - ball) / np.linalg.norm(hole - ball)
+    ghost = ball - 2 * P.radius * towards
+    direction = np.array([np.cos(aim), np.sin(aim)])
+    path = ghost - cue
+    assert abs(direction[0] * path[1] - direction[1] * path[0]) < 1e-12  # the aim line runs through G
+    assert direction @ path > 0
+    with pytest.raises(ValueError, match="the cut is 180.0°"):  # the cue ball beyond the ball, towards the pocket
+        billiard.ghost_ball_aim(P, ball + 0.2 * towards, ball, "foot-left")
+    with pytest.raises(ValueError, match="pocket must be one of"):
+        billiard.ghost_ball_aim(P, cue, ball, "middle")
+
+
+def test_a_shot_aimed_at_the_ghost_ball_point_pockets_the_object_ball(tmp_path, capsys):
+    """The cue ball, struck without spin, slides into rolling and cuts the yellow ball 5° into the foot-left pocket:
+    the yellow ball leaves the collision along the line to the hole, off it by no more than Alciatore's throw of a
+    stun shot at that cut (the largest throw: topspin lowers it), and drops."""
+    cue, ball = (0.6, 0.1), (1.0, 0.4)
+    status = main(["shot", "--cue", *map(str, cue), "--ball", *map(str, ball), "--pocket", "foot-left",
+                   "--duration", "0.6", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "pocketed: yellow in the foot-left pocket at 0.5" in out
+    assert "cue–yellow" in out and "left the table: none" in out
+    events = read_csv(tmp_path / "shot-events.csv")
+    assert list(events["contact"]) == ["cue–yellow", "cue–yellow"] and list(events["onset"]) == [1.0, 0.0]
+    columns = read_csv(tmp_path / "shot.csv")
+    after = np.searchsorted(columns["t_s"], events["t_s"][1]) + 2  # a save clear of the collision
+    departure = np.array([columns["x_yellow_m"][after + 5] - columns["x_yellow_m"][after],
+                          columns["y_yellow_m"][after + 5] - columns["y_yellow_m"][after]])
+    hole = np.asarray(billiard.pockets(P).centres[0])
+    line = hole - np.asarray(ball)
+    off = np.arctan2(line[0] * departure[1] - line[1] * departure[0], line @ departure)
+    aim = billiard.ghost_ball_aim(P, cue, ball, "foot-left")
+    cut = np.arccos(np.array([np.cos(aim), np.sin(aim)]) @ line / np.linalg.norm(line))
+    assert 0 < abs(off) <= throw_angle(cut, 1.5)
+    assert (tmp_path / "shot.png").stat().st_size > 10_000
+
+
+def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
+    assert main(["shot", "--ball", "-0.62", "0.0", "--full-ball", "--out", str(tmp_path)]) == 2
+    assert "no two balls may overlap (touching is allowed); got cue at (-0.635, 0) m and yellow at (-0.62, 0) m" \
+        in capsys.readouterr().err
+    assert main(["shot", "--pocket", "middle", "--out", str(tmp_path)]) == 2
+    assert "pocket must be one of foot-left" in capsys.readouterr().err
+    assert main(["shot", "--speed", "-1", "--out", str(tmp_path)]) == 2
+    assert "speed must be" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["shot", "--aim", "10", "--pocket", "foot-left"])
+    assert "not allowed with argument" in capsys.readouterr().err
