@@ -98,9 +98,13 @@ def _shot(args):
 
     balls = table.SHOT_BALLS if args.ball is None else args.ball
     pocket = None if args.aim is not None or args.full_ball else (args.pocket or table.SHOT_POCKET)
+
+    def given(value, default):
+        return default if value is None else value
+
     return _execute("diffimpact shot", args.out, lambda: table.shot(
-        Path(args.out), args.cue, balls, args.speed, args.aim, pocket, args.topspin, args.sidespin, args.duration,
-        args.nose))
+        Path(args.out), args.cue, balls, given(args.speed, table.SHOT_SPEED), args.aim, pocket, args.topspin,
+        args.sidespin, given(args.duration, table.DURATION), args.nose, rtol=given(args.rtol, table.SHOT_RTOL)))
 
 
 def _execute(command, out, call, header=None):
@@ -202,7 +206,7 @@ def main(argv=None):
     shot.add_argument("--cue", nargs=2, type=float, metavar=("X", "Y"), help="the cue ball's centre (m; default: the head spot, -0.635 0)")
     shot.add_argument("--ball", nargs=2, type=float, action="append", metavar=("X", "Y"),
                       help="an object ball at rest (m); repeat for more (yellow, blue, red, ... in that order)")
-    shot.add_argument("--speed", type=float, default=2.0, help="the cue ball's speed off the cue (m/s; default 2)")
+    shot.add_argument("--speed", type=float, help="the cue ball's speed off the cue (m/s; default 2)")
     aim = shot.add_mutually_exclusive_group()
     aim.add_argument("--aim", type=float, help="the cue ball's direction (degrees from +x towards +y)")
     aim.add_argument("--pocket", help="aim at the ghost-ball point for the first object ball into this pocket: "
@@ -212,7 +216,9 @@ def main(argv=None):
                       help="spin about the horizontal axis across the aim, in V/R (1 rolls, 0 slides: default; < 0 draw)")
     shot.add_argument("--sidespin", type=float, default=0.0,
                       help="spin about the vertical, in V/R (> 0 counter-clockwise seen from above; default 0)")
-    shot.add_argument("--duration", type=float, default=4.0, help="simulated time (s; default 4)")
+    shot.add_argument("--duration", type=float, help="simulated time (s; default 4)")
+    shot.add_argument("--rtol", type=float,
+                      help="relative tolerance of the integration (atol = 1e-3 rtol; default 1e-5; the break's is 1e-3)")
     shot.add_argument("--nose", action="store_true",
                       help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre height")
     shot.add_argument("--out", default="out", help="output directory (default: out)")

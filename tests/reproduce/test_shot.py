@@ -6,6 +6,7 @@ import pytest
 
 from diffimpact.cli import main
 from diffimpact.impulse.alciatore import throw_angle
+from diffimpact.reproduce import table
 from diffimpact.reproduce._io import read_csv
 from diffimpact.scenes import billiard
 
@@ -66,6 +67,26 @@ def test_a_shot_aimed_at_the_ghost_ball_point_pockets_the_object_ball(tmp_path, 
     cut = np.arccos(np.array([np.cos(aim), np.sin(aim)]) @ line / np.linalg.norm(line))
     assert 0 < abs(off) <= throw_angle(cut, 1.5)
     assert (tmp_path / "shot.png").stat().st_size > 10_000
+
+
+def test_a_ball_launched_sliding_rolls_at_the_closed_form_speed_and_keeps_it_at_the_shots_tolerance():
+    """By the angular momentum about the contact point, a ball launched sliding without spin at v0 rolls at
+    v0/(1 + J/(m a²)), a = R − δ_s/2 the lever of the contact point (the middle of the overlap), and keeps that speed:
+    the cloth's friction exerts no force on a slip below its band. The program is the shot's of the test above
+    (two balls, 0.6 s, ``table.SHOT_RTOL``): the yellow ball rests far away. At the break's rtol = 1e-3 the same
+    ball rolls 0.34 % slow by 0.8 s and slows on (``benchmarks/slide_to_roll.py``)."""
+    lever = P.radius - P.static_deflection() / 2
+    exact = 1.0 / (1.0 + P.inertia / (P.mass * lever**2))
+    velocity, spin = billiard.cue_strike(P, 2.0, 0.0)
+    state = billiard.table_state(P, [(-1.2, 0.0), (1.0, -0.5)], [velocity, (0.0, 0.0)], [spin, (0.0, 0.0, 0.0)])
+    times = table.save_times(0.6)
+    run = table.integrate(billiard.table_model(P, 2), state, times, table.MAX_EVENTS, rtol=table.SHOT_RTOL)
+    speed = np.asarray(run.v)[:, 0] / 2.0
+    sliding_ends = 2.0 * (1.0 - exact) / (P.cloth_friction * P.gravity)  # v0 (1 − ratio)/(μ g): 0.29 s
+    assert speed[np.searchsorted(times, sliding_ends) - 10] > exact + 1e-3  # still sliding 20 ms before
+    rolling = speed[np.asarray(times) > sliding_ends + 0.05]
+    np.testing.assert_allclose(rolling, exact, rtol=3e-5)
+    assert int(run.events.count) == 0
 
 
 def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
