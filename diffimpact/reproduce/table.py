@@ -204,7 +204,7 @@ SHOT_BALLS, SHOT_POCKET, SHOT_SPEED = ((0.9, 0.3),), "foot-left", 2.0
 #: defaults): at rtol = 1e-3 the cloth's friction chatters in steps across its band when a ball's slide turns into
 #: rolling, which acts as a rolling resistance that the model does not have (a ball launched at 2 m/s on the
 #: critically damped cloth rolls 1.8 % slow after 0.8 s, against 4e-6 at 1e-5: ``benchmarks/slide_to_roll.py``),
-#: and ``shot``'s default shot ends with the cue ball 10 mm from where runs at 1e-5 and 1e-6 agree within 0.6 mm
+#: and ``shot``'s default shot ends with the cue ball 10 mm from where runs at 1e-5 and 1e-6 agree within 0.9 mm
 #: (docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance").
 SHOT_RTOL = 1e-5
 #: Contact events listed in ``shot``'s summary (all of them are in ``shot-events.csv``).
