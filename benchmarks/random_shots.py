@@ -2,7 +2,7 @@
 
     python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
-                                      [--reference RTOL] [--reference-time T] [--error-norm rms|max]
+                                      [--rtol RTOL] [--reference RTOL] [--reference-time T] [--error-norm rms|max]
                                       [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
                                       [--cloth-located]
 
@@ -29,7 +29,8 @@ steps"), two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
 ``simulate``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
-instead of ``table.FORMULATION``'s. ``--reference RTOL`` also runs each shot
+instead of ``table.FORMULATION``'s, ``--rtol`` the runs' rtol (atol = rtol/1000) instead of the table's 1e-3
+(``diffimpact shot``'s is ``table.SHOT_RTOL``). ``--reference RTOL`` also runs each shot
 at rtol = RTOL (atol = RTOL/1000) and reports how far the run is from it:
 the largest error of a ball's centre (mm), velocity (m/s) and spin (rad/s),
 at the end or at ``--reference-time`` s (a table of many collisions is
@@ -119,6 +120,8 @@ def main():
     parser.add_argument("--max-steps", type=int, default=table.MAX_STEPS)
     parser.add_argument("--baumgarte", type=float, default=None, metavar="ALPHA",
                         help="Baumgarte's α = β (1/s) instead of table.FORMULATION's")
+    parser.add_argument("--rtol", type=float, default=None,
+                        help="the runs' rtol (atol = rtol/1000) instead of table.settings' 1e-3")
     parser.add_argument("--reference", type=float, default=None, metavar="RTOL",
                         help="also run each shot at rtol = RTOL, atol = RTOL/1000, and report the errors against it")
     parser.add_argument("--reference-time", type=float, default=None, metavar="T",
@@ -133,6 +136,8 @@ def main():
     model = billiard.table_model(p, cloth_located=args.cloth_located)
     max_events = 4 * MAX_EVENTS if args.cloth_located else MAX_EVENTS
     settings = dict(_bounds.settings(args, model), max_steps=args.max_steps)
+    if args.rtol is not None:
+        settings.update(rtol=args.rtol, atol=1e-3 * args.rtol)
     formulation = table.FORMULATION if args.baumgarte is None else Baumgarte(args.baumgarte, args.baumgarte)
     run = eqx.filter_jit(lambda state, times, rtol, atol: simulate(
         model, state, times, formulation, max_events=max_events, **dict(settings, rtol=rtol, atol=atol)))
@@ -140,7 +145,8 @@ def main():
     at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
     print(f"{args.shots} random shots ({args.mode}), seed {args.seed}, {args.duration:g} s each, cloth damping ratio "
-          f"{args.cloth_damping_ratio:g}, Baumgarte α = β = {float(formulation.alpha):g}, max_steps {args.max_steps}; "
+          f"{args.cloth_damping_ratio:g}, Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['rtol']:g}, "
+          f"max_steps {args.max_steps}; "
           "the first run's time includes compiling")
     bad = 0
     for k in range(args.shots):
