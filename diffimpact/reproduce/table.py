@@ -42,6 +42,9 @@ drift under the Lagrange multipliers".)
 
 from pathlib import Path
 
+import diffrax
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import matplotlib
 
@@ -212,7 +215,7 @@ SHOT_LISTED = 12
 
 
 def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHOT_POCKET, topspin_ratio=0.0,
-         sidespin_ratio=0.0, duration=DURATION, nose=False, p=None, rtol=SHOT_RTOL):
+         sidespin_ratio=0.0, duration=DURATION, nose=False, p=None, rtol=SHOT_RTOL, sensitivity=False):
     """Any shot of the cue ball on the full table (``diffimpact shot``): write ``shot.csv``, ``shot-events.csv`` and
     ``shot.png`` as ``run`` does for the break; returns a summary with the first ``SHOT_LISTED`` contact onsets.
 
@@ -226,8 +229,12 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     a ball that meets them spinning or in the air up off the cloth. ``p``: the table's ``billiard.Parameters``
     (default the paper's; e.g. ``cloth_damping_ratio`` > 0 for a cloth that does not give a landing ball its
     energy back). ``rtol``: the integration's relative tolerance (atol = 1e-3 rtol; ``SHOT_RTOL`` by default,
-    ``TOLERANCES``' 1e-3 for the break's). Bad input (balls that overlap, sit in a cushion or over a pocket, a
-    speed ≤ 0, an impossible cut) raises ``ValueError`` naming the ball.
+    ``TOLERANCES``' 1e-3 for the break's). ``sensitivity``: also the derivatives of every ball's final centre
+    (x, y) with respect to the strike (speed, aim, topspin and sidespin ratios), in forward mode with
+    ``friction_steps`` and ``contact_steps`` on every family (without them a shot's derivatives are wrong:
+    ``benchmarks/shot_gradient.py``), written to ``shot-sensitivity.csv`` (per degree of aim) and summarised.
+    Bad input (balls that overlap, sit in a cushion or over a pocket, a speed ≤ 0, an impossible cut) raises
+    ``ValueError`` naming the ball.
     """
     out = Path(out)
     p = billiard.Parameters() if p is None else p
@@ -244,11 +251,17 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         aim, aimed = float(np.arctan2(*(centres[1] - centres[0])[::-1])), " at the yellow ball's centre"
     else:
         aim, aimed = billiard.ghost_ball_aim(p, centres[0], centres[1], pocket), f" into the {pocket} pocket"
-    velocity, spin = billiard.cue_strike(p, speed, aim, topspin_ratio, sidespin_ratio)
-    velocities, spins = np.zeros((len(centres), 2)), np.zeros((len(centres), 3))
-    velocities[0], spins[0] = velocity, spin
     nose_height = p.nose_height() if nose else None
-    state = billiard.table_state(p, centres, velocities, spins, nose_height)
+
+    def start(strike):
+        # the table's state from the strike (speed, aim (rad), topspin and sidespin ratios), differentiable in it
+        velocity, spin = billiard.cue_strike(p, *strike)
+        velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
+        spins = jnp.zeros((len(centres), 3)).at[0].set(spin)
+        return billiard.table_state(p, centres, velocities, spins, nose_height)
+
+    strike = jnp.array([speed, aim, topspin_ratio, sidespin_ratio], dtype=float)
+    state = start(strike)
     model = billiard.table_model(p, len(centres), nose_height)
     times = save_times(duration)
     print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
@@ -261,6 +274,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     listed = [f"    {t:.4f} s  {contact}" for t, contact in onsets[:SHOT_LISTED]]
     if len(onsets) > SHOT_LISTED:
         listed.append(f"    ... and {len(onsets) - SHOT_LISTED} more (shot-events.csv)")
+    if sensitivity:
+        lines += _sensitivity(out, model, start, strike, times, rtol)
     return "\n".join([
         f"the cue ball from ({cue[0]:g}, {cue[1]:g}) m at {float(speed):g} m/s, aim {np.degrees(aim):.3f}°{aimed} "
         f"(topspin {float(topspin_ratio):g}, sidespin {float(sidespin_ratio):g} × V/R), "
@@ -268,6 +283,36 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         f"(cushions at {'the nose height' if nose else 'the centre height'}; Baumgarte α = β = "
         f"{float(FORMULATION.alpha):g}, rtol = {rtol:g}, atol = {1e-3 * rtol:g})",
         *lines[:1], "  contact onsets:", *(listed or ["    none"]), *lines[1:]])
+
+
+#: The strike's parameters that ``shot``'s ``sensitivity`` differentiates by, and their units in its output.
+STRIKE = (("speed", "m/s"), ("aim", "degree"), ("topspin", "V/R"), ("sidespin", "V/R"))
+
+
+def _sensitivity(out, model, start, strike, times, rtol):
+    """d(every ball's final (x, y))/d(strike) in forward mode with both bounds: ``shot-sensitivity.csv`` and the
+    summary's lines."""
+    print("differentiating the shot (forward mode, friction_steps and contact_steps on every family; "
+          "compiling takes about a minute) ...", flush=True)
+    bounded = dict(settings(model, rtol), friction_steps=True, contact_steps=True)
+
+    def final(strike):
+        run = simulate(model, start(strike), times, FORMULATION, max_events=MAX_EVENTS,
+                       adjoint=diffrax.ForwardMode(), **bounded)
+        return run.q[-1].reshape(-1, 7)[:, :2]
+
+    jacobian = np.array(eqx.filter_jit(jax.jacfwd(final))(strike))  # (balls, 2, 4)
+    jacobian[..., 1] *= np.pi / 180.0  # per degree of aim
+    names = billiard.RACK_BALLS[: jacobian.shape[0]]
+    columns = {"ball": np.array(names)}
+    for axis, label in enumerate("xy"):
+        for k, (parameter, _) in enumerate(STRIKE):
+            columns[f"d{label}_d_{parameter}"] = jacobian[:, axis, k]
+    write_csv(out / "shot-sensitivity.csv", columns)
+    units = ", ".join(f"per {unit} of {parameter}" for parameter, unit in STRIKE)
+    rows = [f"    {name:<14} d{label}: " + "  ".join(f"{value:+.4e}" for value in jacobian[b, axis])
+            for b, name in enumerate(names) for axis, label in enumerate("xy")]
+    return [f"  sensitivity of each ball's final centre (m {units}; shot-sensitivity.csv):", *rows]
 
 
 def _write(out, stem, p, trajectory, times, title):
