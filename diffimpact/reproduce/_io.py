@@ -33,12 +33,17 @@ def write_events(path, events, names=None):
     column ``contact``.
     """
     count = int(events.count)
-    force, member = np.asarray(events.contact[:count]), np.asarray(events.member[:count])
-    columns = {"t_s": np.asarray(events.t[:count]), "force": force, "member": member,
-               "onset": np.asarray(events.onset[:count])}
+    columns = {"t_s": np.asarray(events.t[:count]), "force": np.asarray(events.contact[:count]),
+               "member": np.asarray(events.member[:count]), "onset": np.asarray(events.onset[:count])}
     if names is not None:
-        columns["contact"] = np.array([names[int(f)][int(m)] for f, m in zip(force, member)], dtype=str)
+        columns["contact"] = np.array(event_names(events, names), dtype=str)
     return write_csv(path, columns)
+
+
+def event_names(events, names):
+    """The name of each event's contact, ``names[force][member]``, for the ``events.count`` events of a run."""
+    count = int(events.count)
+    return [names[int(f)][int(m)] for f, m in zip(events.contact[:count], events.member[:count])]
 
 
 def read_csv(path):

@@ -54,7 +54,7 @@ from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: E402
 
 from diffimpact._validation import check_positive, check_range  # noqa: E402
 from diffimpact.multibody import Baumgarte, simulate  # noqa: E402
-from diffimpact.reproduce._io import figure, save_figure, write_csv, write_events  # noqa: E402
+from diffimpact.reproduce._io import event_names, figure, save_figure, write_csv, write_events  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
 
 DURATION, QUICK_DURATION = 4.0, 0.3
@@ -248,7 +248,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     elif len(centres) == 1:
         aim = 0.0
     elif pocket is None:
-        aim, aimed = float(np.arctan2(*(centres[1] - centres[0])[::-1])), " at the yellow ball's centre"
+        towards = centres[1] - centres[0]
+        aim, aimed = float(np.arctan2(towards[1], towards[0])), " at the yellow ball's centre"
     else:
         aim, aimed = billiard.ghost_ball_aim(p, centres[0], centres[1], pocket), f" into the {pocket} pocket"
     nose_height = p.nose_height() if nose else None
@@ -267,10 +268,9 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
     trajectory = integrate(model, state, times, MAX_EVENTS, rtol=rtol)
     _, lines = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
-    names = billiard.table_contact_names(len(centres))
     events = trajectory.events
-    onsets = [(float(events.t[k]), names[int(events.contact[k])][int(events.member[k])])
-              for k in range(int(events.count)) if bool(events.onset[k])]
+    onsets = [(float(t), name) for t, name, onset in zip(
+        events.t, event_names(events, billiard.table_contact_names(len(centres))), events.onset) if onset]
     listed = [f"    {t:.4f} s  {contact}" for t, contact in onsets[:SHOT_LISTED]]
     if len(onsets) > SHOT_LISTED:
         listed.append(f"    ... and {len(onsets) - SHOT_LISTED} more (shot-events.csv)")
