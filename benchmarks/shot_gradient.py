@@ -1,22 +1,25 @@
-"""Benchmark: the derivatives of a shot on the full table with respect to the cue's speed and aim, against central
-differences.
+"""Benchmark: the derivatives of a shot on the full table with respect to the cue's strike and the table's
+parameters, against central differences.
 
     python benchmarks/shot_gradient.py [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
-                                       [--steps 1e-4 1e-5 1e-6]
+                                       [--steps 1e-4 1e-5 1e-6] [--parameters ball_restitution cloth_friction]
 
 The README's shot of ``diffimpact shot`` (the cue ball at (0.6, 0.1) m struck at 2 m/s along
 ``billiard.ghost_ball_aim`` for the yellow ball at (1.0, 0.4) m into the foot-left pocket, no spin): central
 differences of plain runs at ``--reference-rtol`` with the steps ``--steps`` (the speed in m/s, the aim in rad, the
-spins in V/R), then the forward-mode Jacobian (``jax.jacfwd``, ``diffrax.ForwardMode``) of both balls' centres
-(x, y) after ``--duration`` s (past the collision, before the yellow ball drops) with respect to the strike
-(``billiard.cue_strike``: speed, aim, topspin and sidespin ratios): at the first of ``--rtols`` with
-``table.settings`` as they are (``contact_steps`` on the cushions only, no ``friction_steps``), and at each with
-``friction_steps=True`` and ``contact_steps=True`` (every family's friction and closed contacts bound the steps),
-each with its largest difference from the last central differences by column. Compile and run times apart (first call and second). docs/RESULTS.md, "`diffimpact shot`;
-a ball's slide into rolling at the table's tolerance".
+spins in V/R, the table's ``--parameters`` (of ``table.TABLE_PARAMETERS``) relative to their values), then the
+forward-mode Jacobian (``jax.jacfwd``, ``diffrax.ForwardMode``) of both balls' centres (x, y) after ``--duration``
+s (past the collision, before the yellow ball drops) with respect to the strike (``billiard.cue_strike``: speed,
+aim, topspin and sidespin ratios) and the parameters: at the first of ``--rtols`` with ``table.settings`` as they
+are (``contact_steps`` on the cushions only, no ``friction_steps``), and at each with ``friction_steps=True`` and
+``contact_steps=True`` (every family's friction and closed contacts bound the steps), each with its largest
+difference from the last central differences by column (the parameters' columns as x ∂/∂x: m per relative
+change). Compile and run times apart (first call and second). docs/RESULTS.md, "`diffimpact shot`; a ball's slide
+into rolling at the table's tolerance" and "The shot's sensitivity to the table's parameters".
 """
 
 import argparse
+import dataclasses
 import time
 
 import diffrax
@@ -38,15 +41,22 @@ def main():
     parser.add_argument("--rtols", type=float, nargs="+", default=[table.SHOT_RTOL, 1e-7],
                         help="the derivatives' rtols (the first also with table.settings alone)")
     parser.add_argument("--reference-rtol", type=float, default=1e-10, help="the central differences' rtol")
-    parser.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-5, 1e-6], help="the differences' steps")
+    parser.add_argument("--steps", type=float, nargs="+", default=[1e-4, 1e-5, 1e-6],
+                        help="the differences' steps (relative to the value for the table's parameters)")
+    parser.add_argument("--parameters", nargs="*", default=["ball_restitution", "cloth_friction"],
+                        choices=[name for name, _ in table.TABLE_PARAMETERS], metavar="NAME",
+                        help="the table's parameters to differentiate by besides the strike (table.TABLE_PARAMETERS)")
     args = parser.parse_args()
     p = billiard.Parameters()
-    model, times = billiard.table_model(p, 2), table.save_times(args.duration)
+    times = table.save_times(args.duration)
 
-    def final(strike, rtol, bounded, adjoint=None):
-        # both balls' (x, y) at the end, from the strike (speed, aim (rad), topspin and sidespin ratios)
-        velocity, spin = billiard.cue_strike(p, *strike)
-        state = billiard.table_state(p, jnp.array([CUE, BALL]), jnp.stack([velocity, jnp.zeros(2)]),
+    def final(values, rtol, bounded, adjoint=None):
+        # both balls' (x, y) at the end, from the strike (speed, aim (rad), topspin and sidespin ratios) and the
+        # table's parameters
+        table_p = dataclasses.replace(p, **dict(zip(args.parameters, values[4:])))
+        model = billiard.table_model(table_p, 2)
+        velocity, spin = billiard.cue_strike(table_p, *values[:4])
+        state = billiard.table_state(table_p, jnp.array([CUE, BALL]), jnp.stack([velocity, jnp.zeros(2)]),
                                      jnp.stack([spin, jnp.zeros(3)]))
         settings = table.settings(model, rtol)
         if bounded:
@@ -55,26 +65,31 @@ def main():
                        **settings)
         return run.q[-1].reshape(2, 7)[:, :2]
 
-    strike = jnp.array([SPEED, billiard.ghost_ball_aim(p, CUE, BALL, POCKET), 0.0, 0.0])
+    values = jnp.array([SPEED, billiard.ghost_ball_aim(p, CUE, BALL, POCKET), 0.0, 0.0,
+                        *(getattr(p, name) for name in args.parameters)])
+    scale = np.r_[np.ones(4), [getattr(p, name) for name in args.parameters]]  # the parameters' columns as x ∂/∂x
     plain = eqx.filter_jit(lambda x: final(x, args.reference_rtol, False))
-    print(f"both balls' (x, y) after {args.duration:g} s, d/d(speed (m/s), aim (rad), topspin, sidespin (V/R))")
+    print(f"both balls' (x, y) after {args.duration:g} s, d/d(speed (m/s), aim (rad), topspin, sidespin (V/R)"
+          + "".join(f", {name}" for name in args.parameters) + "; the table's as x d/dx, m per relative change)")
     for step in args.steps:
-        central = np.stack([(plain(strike.at[k].add(step)) - plain(strike.at[k].add(-step))) / (2 * step)
-                            for k in range(4)], axis=-1)
-        print(f"  central differences, rtol {args.reference_rtol:g}, step {step:g}\n" + _rows(central), flush=True)
+        steps = step * np.r_[np.ones(4), scale[4:]]
+        central = np.stack([(plain(values.at[k].add(h)) - plain(values.at[k].add(-h))) / (2 * h)
+                            for k, h in enumerate(steps)], axis=-1)
+        print(f"  central differences, rtol {args.reference_rtol:g}, step {step:g}\n" + _rows(central * scale),
+              flush=True)
     runs = [(args.rtols[0], False, "table.settings")]
     runs += [(rtol, True, "friction_steps and contact_steps on every family") for rtol in args.rtols]
     for rtol, bounded, label in runs:
         jacobian = eqx.filter_jit(jax.jacfwd(lambda x: final(x, rtol, bounded, diffrax.ForwardMode())))
         start = time.perf_counter()
-        jax.block_until_ready(jacobian(strike))
+        jax.block_until_ready(jacobian(values))
         first = time.perf_counter() - start
         start = time.perf_counter()
-        value = np.asarray(jax.block_until_ready(jacobian(strike)))
+        value = np.asarray(jax.block_until_ready(jacobian(values)))
         run = time.perf_counter() - start
-        off = np.abs(value - central).max(axis=(0, 1))
+        off = np.abs(value - central).max(axis=(0, 1)) * scale
         print(f"  forward mode, rtol {rtol:g}, {label}: compile ≈ {first - run:.1f} s, run {run:.3f} s\n"
-              + _rows(value) + "\n    largest |off| the last differences, by column: "
+              + _rows(value * scale) + "\n    largest |off| the last differences, by column: "
               + "  ".join(f"{x:.1e}" for x in off), flush=True)
 
 

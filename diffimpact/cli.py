@@ -105,7 +105,7 @@ def _shot(args):
     return _execute("diffimpact shot", args.out, lambda: table.shot(
         Path(args.out), args.cue, balls, given(args.speed, table.SHOT_SPEED), args.aim, pocket, args.topspin,
         args.sidespin, given(args.duration, table.DURATION), args.nose, rtol=given(args.rtol, table.SHOT_RTOL),
-        sensitivity=args.sensitivity))
+        sensitivity=True if args.sensitivity == [] else args.sensitivity))
 
 
 def _execute(command, out, call, header=None):
@@ -222,9 +222,11 @@ def main(argv=None):
                       help="relative tolerance of the integration (atol = 1e-3 rtol; default 1e-5; the break's is 1e-3)")
     shot.add_argument("--nose", action="store_true",
                       help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre height")
-    shot.add_argument("--sensitivity", action="store_true",
-                      help="also d(every ball's final x, y)/d(speed, aim, topspin, sidespin), in forward mode with "
-                           "friction_steps and contact_steps (shot-sensitivity.csv)")
+    shot.add_argument("--sensitivity", nargs="*", metavar="NAME",
+                      help="also d(every ball's final x, y)/d(each NAME): of the strike (speed, aim, topspin, "
+                           "sidespin: the default with no NAME) or of the table's materials and laws (e.g. "
+                           "ball_restitution, cloth_friction, cushion_friction, ball_modulus; a wrong NAME lists "
+                           "them), in forward mode with friction_steps and contact_steps (shot-sensitivity.csv)")
     shot.add_argument("--out", default="out", help="output directory (default: out)")
     args = parser.parse_args(argv)
     previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)

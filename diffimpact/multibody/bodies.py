@@ -328,9 +328,11 @@ def _check_inertia(name, inertia):
     A 3-vector is taken as the principal moments. The principal moments of a
     rigid body satisfy the triangle inequality J_a + J_b ≥ J_c (mass cannot
     lie at negative squared distance from an axis); it is checked with a
-    relative tolerance so that flat bodies (J_a + J_b = J_c) pass.
+    relative tolerance so that flat bodies (J_a + J_b = J_c) pass. Traced
+    moments (a derivative by them) are checked at run time (``eqx.error_if``).
     """
-    if isinstance(inertia, jax.core.Tracer):
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(inertia)):
+        inertia = jnp.asarray(inertia)  # (also a sequence of traced moments, as [J] * 3)
         matrix = jnp.diag(inertia) if inertia.ndim == 1 else inertia
         moments = jnp.linalg.eigvalsh(0.5 * (matrix + matrix.T))
         scale = jnp.max(jnp.abs(matrix))

@@ -40,6 +40,7 @@ Lagrange multipliers went unstable: docs/RESULTS.md, "The Euler parameters
 drift under the Lagrange multipliers".)
 """
 
+import dataclasses
 from pathlib import Path
 
 import diffrax
@@ -230,14 +231,17 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     (default the paper's; e.g. ``cloth_damping_ratio`` > 0 for a cloth that does not give a landing ball its
     energy back). ``rtol``: the integration's relative tolerance (atol = 1e-3 rtol; ``SHOT_RTOL`` by default,
     ``TOLERANCES``' 1e-3 for the break's). ``sensitivity``: also the derivatives of every ball's final centre
-    (x, y) with respect to the strike (speed, aim, topspin and sidespin ratios), in forward mode with
-    ``friction_steps`` and ``contact_steps`` on every family (without them a shot's derivatives are wrong:
-    ``benchmarks/shot_gradient.py``), written to ``shot-sensitivity.csv`` (per degree of aim) and summarised.
-    Bad input (balls that overlap, sit in a cushion or over a pocket, a speed ≤ 0, an impossible cut) raises
-    ``ValueError`` naming the ball.
+    (x, y) with respect to the strike (True: speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the
+    names given of ``STRIKE`` and of ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g.
+    ``ball_restitution``, ``cloth_friction``), in forward mode with ``friction_steps`` and ``contact_steps`` on
+    every family (without them a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``), written to
+    ``shot-sensitivity.csv`` (per degree of aim, per SI unit of the rest) and summarised. Bad input (balls that
+    overlap, sit in a cushion or over a pocket, a speed ≤ 0, an impossible cut, a name that cannot be
+    differentiated by) raises ``ValueError`` naming it.
     """
     out = Path(out)
     p = billiard.Parameters() if p is None else p
+    differentiated = _sensitivity_names(sensitivity)
     duration = float(check_positive("duration", duration))
     rtol = float(check_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True))
     cue = (p.cue_x, 0.0) if cue is None else tuple(cue)
@@ -254,7 +258,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         aim, aimed = billiard.ghost_ball_aim(p, centres[0], centres[1], pocket), f" into the {pocket} pocket"
     nose_height = p.nose_height() if nose else None
 
-    def start(strike):
+    def start(strike, p):
         # the table's state from the strike (speed, aim (rad), topspin and sidespin ratios), differentiable in it
         velocity, spin = billiard.cue_strike(p, *strike)
         velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
@@ -262,7 +266,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         return billiard.table_state(p, centres, velocities, spins, nose_height)
 
     strike = jnp.array([speed, aim, topspin_ratio, sidespin_ratio], dtype=float)
-    state = start(strike)
+    state = start(strike, p)
     model = billiard.table_model(p, len(centres), nose_height)
     times = save_times(duration)
     print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
@@ -274,8 +278,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     listed = [f"    {t:.4f} s  {contact}" for t, contact in onsets[:SHOT_LISTED]]
     if len(onsets) > SHOT_LISTED:
         listed.append(f"    ... and {len(onsets) - SHOT_LISTED} more (shot-events.csv)")
-    if sensitivity:
-        lines += _sensitivity(out, model, start, strike, times, rtol)
+    if differentiated:
+        lines += _sensitivity(out, p, len(centres), nose_height, start, strike, times, rtol, differentiated)
     return "\n".join([
         f"the cue ball from ({cue[0]:g}, {cue[1]:g}) m at {float(speed):g} m/s, aim {np.degrees(aim):.3f}°{aimed} "
         f"(topspin {float(topspin_ratio):g}, sidespin {float(sidespin_ratio):g} × V/R), "
@@ -285,34 +289,72 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         *lines[:1], "  contact onsets:", *(listed or ["    none"]), *lines[1:]])
 
 
-#: The strike's parameters that ``shot``'s ``sensitivity`` differentiates by, and their units in its output.
+#: The strike's parameters that ``shot``'s ``sensitivity`` differentiates by (True: all four), and their units in
+#: its output.
 STRIKE = (("speed", "m/s"), ("aim", "degree"), ("topspin", "V/R"), ("sidespin", "V/R"))
+#: The ``billiard.Parameters`` that ``shot``'s ``sensitivity`` can also differentiate by, and their units: the balls'
+#: mass and inertia, gravity, and the materials and laws of the balls, the cloth and the cushions (the geometry
+#: builds the table's cushions and pockets, and is not among them).
+TABLE_PARAMETERS = (("mass", "kg"), ("inertia", "kg m^2"), ("gravity", "m/s^2"), ("ball_modulus", "Pa"),
+                    ("ball_poisson", "1"), ("cloth_modulus", "Pa"), ("cloth_poisson", "1"), ("cushion_modulus", "Pa"),
+                    ("cushion_poisson", "1"), ("ball_restitution", "1"), ("cloth_friction", "1"),
+                    ("cloth_damping_ratio", "1"), ("cushion_restitution", "1"), ("cushion_friction", "1"))
 
 
-def _sensitivity(out, model, start, strike, times, rtol):
-    """d(every ball's final (x, y))/d(strike) in forward mode with both bounds: ``shot-sensitivity.csv`` and the
+def _sensitivity_names(sensitivity):
+    """``shot``'s ``sensitivity`` as the names to differentiate by, in the order given (once each): () for False or
+    None, ``STRIKE``'s for True; a name of neither ``STRIKE`` nor ``TABLE_PARAMETERS`` raises ``ValueError``."""
+    if sensitivity is None or sensitivity is False:
+        return ()
+    if sensitivity is True:
+        return tuple(name for name, _ in STRIKE)
+    names = (sensitivity,) if isinstance(sensitivity, str) else tuple(sensitivity)
+    known = dict(STRIKE + TABLE_PARAMETERS)
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"sensitivity cannot differentiate by {', '.join(map(str, unknown))}: name the strike's "
+                         f"{', '.join(name for name, _ in STRIKE)} or the table's "
+                         f"{', '.join(name for name, _ in TABLE_PARAMETERS)}")
+    if not names:
+        raise ValueError("sensitivity names no parameter: True for the strike's, or names of STRIKE and "
+                         "TABLE_PARAMETERS")
+    return tuple(dict.fromkeys(names))
+
+
+def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names):
+    """d(every ball's final (x, y))/d(``names``) in forward mode with both bounds: ``shot-sensitivity.csv`` and the
     summary's lines."""
-    print("differentiating the shot (forward mode, friction_steps and contact_steps on every family; "
-          "compiling takes about a minute) ...", flush=True)
-    bounded = dict(settings(model, rtol), friction_steps=True, contact_steps=True)
+    print(f"differentiating the shot by {', '.join(names)} (forward mode, friction_steps and contact_steps on "
+          "every family; compiling takes about a minute) ...", flush=True)
+    strikes = [name for name, _ in STRIKE]
 
-    def final(strike):
-        run = simulate(model, start(strike), times, FORMULATION, max_events=MAX_EVENTS,
+    def final(values):
+        # the strike and the table with ``names`` set to ``values``, the table's model built from them
+        given = dict(zip(names, values))
+        shot = jnp.stack([given.get(name, strike[k]) for k, name in enumerate(strikes)])
+        table = dataclasses.replace(p, **{name: x for name, x in given.items() if name not in strikes})
+        model = billiard.table_model(table, balls, nose_height)
+        bounded = dict(settings(model, rtol), friction_steps=True, contact_steps=True)
+        run = simulate(model, start(shot, table), times, FORMULATION, max_events=MAX_EVENTS,
                        adjoint=diffrax.ForwardMode(), **bounded)
         return run.q[-1].reshape(-1, 7)[:, :2]
 
-    jacobian = np.array(eqx.filter_jit(jax.jacfwd(final))(strike))  # (balls, 2, 4)
-    jacobian[..., 1] *= np.pi / 180.0  # per degree of aim
-    names = billiard.RACK_BALLS[: jacobian.shape[0]]
-    columns = {"ball": np.array(names)}
+    values = jnp.array([strike[strikes.index(name)] if name in strikes else getattr(p, name) for name in names],
+                       dtype=float)
+    jacobian = np.array(eqx.filter_jit(jax.jacfwd(final))(values))  # (balls, 2, parameters)
+    if "aim" in names:
+        jacobian[..., names.index("aim")] *= np.pi / 180.0  # per degree of aim
+    ball_names = billiard.RACK_BALLS[:balls]
+    columns = {"ball": np.array(ball_names)}
     for axis, label in enumerate("xy"):
-        for k, (parameter, _) in enumerate(STRIKE):
-            columns[f"d{label}_d_{parameter}"] = jacobian[:, axis, k]
+        for k, name in enumerate(names):
+            columns[f"d{label}_d_{name}"] = jacobian[:, axis, k]
     write_csv(out / "shot-sensitivity.csv", columns)
-    units = ", ".join(f"per {unit} of {parameter}" for parameter, unit in STRIKE)
+    units = {name: "unit" if unit == "1" else unit for name, unit in STRIKE + TABLE_PARAMETERS}
     rows = [f"    {name:<14} d{label}: " + "  ".join(f"{value:+.4e}" for value in jacobian[b, axis])
-            for b, name in enumerate(names) for axis, label in enumerate("xy")]
-    return [f"  sensitivity of each ball's final centre (m {units}; shot-sensitivity.csv):", *rows]
+            for b, name in enumerate(ball_names) for axis, label in enumerate("xy")]
+    return [f"  sensitivity of each ball's final centre (m per {', per '.join(f'{units[n]} of {n}' for n in names)}; "
+            "shot-sensitivity.csv):", *rows]
 
 
 def _write(out, stem, p, trajectory, times, title):

@@ -322,6 +322,11 @@ def test_traced_bad_inertia_raises_at_run_time():
     assert float(make(1.0)[0, 0]) == 1.0
     with pytest.raises(Exception, match="top.inertia"):
         make(-1.0).block_until_ready()
+    # the principal moments as a list of traced values (``billiard.ball``'s [J] * 3): a derivative by J, here of
+    # the rotational energy ½ ωᵀ J ω of a spin ω about the body's axes, which is |ω|²/2
+    q, v = spatial_state([0.0, 0.0, 0.0], euler_parameters([0.0, 0.0, 1.0], 0.0), [0.0, 0.0, 0.0], [3.0, -1.0, 2.0])
+    energy = jax.grad(lambda moment: SpatialBody(1.0, [moment] * 3, name="ball").kinetic_energy(q, v))
+    assert float(energy(2.0)) == pytest.approx(7.0, rel=1e-14)
 
 
 def test_non_unit_quaternion_names_the_euler_parameter_constraint():

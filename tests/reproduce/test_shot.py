@@ -1,6 +1,8 @@
 """``diffimpact shot``: any shot of the cue ball on the full table (``table.shot``, ``billiard.cue_strike``,
 ``billiard.ghost_ball_aim``)."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -99,6 +101,8 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
     assert "pocket must be one of foot-left" in capsys.readouterr().err
     assert main(["shot", "--speed", "-1", "--out", str(tmp_path)]) == 2
     assert "speed must be" in capsys.readouterr().err
+    assert main(["shot", "--sensitivity", "speed", "radius", "--out", str(tmp_path)]) == 2
+    assert "sensitivity cannot differentiate by radius: name the strike's speed" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["shot", "--aim", "10", "--pocket", "foot-left"])
     assert "not allowed with argument" in capsys.readouterr().err
@@ -106,33 +110,41 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_the_shots_sensitivity_matches_central_differences(tmp_path):
-    """``shot(..., sensitivity=True)``: d(each ball's final centre)/d(speed, aim, topspin, sidespin) in forward mode
-    with both bounds, against central differences of plain runs at rtol 1e-10 (the README's shot, 0.4 s: past the
-    collision, before the drop). About 2 min."""
+    """``shot(..., sensitivity=...)``: d(each ball's final centre)/d(speed, aim, topspin, sidespin, and the table's
+    ball–ball restitution and cloth friction) in forward mode with both bounds, against central differences of
+    plain runs at rtol 1e-10 (the README's shot, 0.4 s: past the collision, before the drop). About 2 min."""
     cue, ball, duration = (0.6, 0.1), (1.0, 0.4), 0.4
-    table.shot(tmp_path, cue, (ball,), duration=duration, sensitivity=True)
+    names = [name for name, _ in table.STRIKE] + ["ball_restitution", "cloth_friction"]
+    table.shot(tmp_path, cue, (ball,), duration=duration, sensitivity=names)
     columns = read_csv(tmp_path / "shot-sensitivity.csv")
-    parameters = [name for name, _ in table.STRIKE]
-    derivative = np.array([[[columns[f"d{axis}_d_{name}"][b] for name in parameters] for axis in "xy"]
+    derivative = np.array([[[columns[f"d{axis}_d_{name}"][b] for name in names] for axis in "xy"]
                            for b in range(2)])
-    model, times = billiard.table_model(P, 2), table.save_times(duration)
+    times = table.save_times(duration)
 
     @jax.jit
-    def final(strike):
-        velocity, spin = billiard.cue_strike(P, *strike)
-        state = billiard.table_state(P, jnp.array([cue, ball]), jnp.stack([velocity, jnp.zeros(2)]),
+    def final(values):
+        strike, (restitution, friction) = values[:4], values[4:]
+        p = dataclasses.replace(P, ball_restitution=restitution, cloth_friction=friction)
+        velocity, spin = billiard.cue_strike(p, *strike)
+        state = billiard.table_state(p, jnp.array([cue, ball]), jnp.stack([velocity, jnp.zeros(2)]),
                                      jnp.stack([spin, jnp.zeros(3)]))
-        run = table.integrate(model, state, times, table.MAX_EVENTS, rtol=1e-10)
+        run = table.integrate(billiard.table_model(p, 2), state, times, table.MAX_EVENTS, rtol=1e-10)
         return run.q[-1].reshape(2, 7)[:, :2]
 
-    strike = jnp.array([2.0, billiard.ghost_ball_aim(P, cue, ball, "foot-left"), 0.0, 0.0])
+    values = jnp.array([2.0, billiard.ghost_ball_aim(P, cue, ball, "foot-left"), 0.0, 0.0, P.ball_restitution,
+                        P.cloth_friction])
     step = 1e-5
-    central = np.stack([(final(strike.at[k].add(step)) - final(strike.at[k].add(-step))) / (2 * step)
-                        for k in range(4)], axis=-1)
+    central = np.stack([(final(values.at[k].add(step)) - final(values.at[k].add(-step))) / (2 * step)
+                        for k in range(len(names))], axis=-1)
     central[..., 1] *= np.pi / 180  # per degree of aim, as the file
-    # the yellow ball's speed and aim columns: within 2.1e-4 of the differences (benchmarks/shot_gradient.py)
-    np.testing.assert_allclose(derivative[1, :, :2], central[1, :, :2], rtol=2e-3, atol=2e-5)
+    # the yellow ball's speed, aim, restitution and friction columns: within 2.1e-4 (speed, aim) and 3.3e-4 (the
+    # table's) of the differences (benchmarks/shot_gradient.py; scratch runs for the table's columns)
+    yellow = [0, 1, 4, 5]
+    np.testing.assert_allclose(derivative[1][:, yellow], central[1][:, yellow], rtol=2e-3, atol=2e-5)
     # every entry: where the derivative passes a ball's slide into rolling (the cue ball after the collision, and
     # the spins' columns) it converges more slowly with rtol, through the band's corners as the cloth's μ column
-    # (docs/RESULTS.md, "The μ column's rest"): up to 3.8e-4 m off at the shot's rtol 1e-5 (benchmarks/shot_gradient.py)
-    np.testing.assert_allclose(derivative, central, atol=5e-4)
+    # (docs/RESULTS.md, "The μ column's rest"): up to 3.8e-4 m off at the shot's rtol 1e-5 per unit of the strike
+    # (benchmarks/shot_gradient.py), and 2.0e-4 m per relative change of the table's (x ∂/∂x: the cue ball's x
+    # by the cloth's μ)
+    scale = np.r_[1.0, 1.0, 1.0, 1.0, P.ball_restitution, P.cloth_friction]
+    np.testing.assert_allclose(derivative * scale, central * scale, atol=5e-4)
