@@ -1,11 +1,12 @@
 """Benchmark: the derivatives of a shot on the full table with respect to the cue's strike and the table's
 parameters, against central differences.
 
-    python benchmarks/shot_gradient.py [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
+    python benchmarks/shot_gradient.py [--shot readme|default] [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
                                        [--steps 1e-4 1e-5 1e-6] [--parameters ball_restitution cloth_friction]
 
 The README's shot of ``diffimpact shot`` (the cue ball at (0.6, 0.1) m struck at 2 m/s along
-``billiard.ghost_ball_aim`` for the yellow ball at (1.0, 0.4) m into the foot-left pocket, no spin): central
+``billiard.ghost_ball_aim`` for the yellow ball at (1.0, 0.4) m into the foot-left pocket, no spin; ``--shot
+default``: the command's default shot, from the head spot at the yellow ball at (0.9, 0.3) m): central
 differences of plain runs at ``--reference-rtol`` with the steps ``--steps`` (the speed in m/s, the aim in rad, the
 spins in V/R, the table's ``--parameters`` (of ``table.TABLE_PARAMETERS``) relative to their values), then the
 forward-mode Jacobian (``jax.jacfwd``, ``diffrax.ForwardMode``) of both balls' centres (x, y) after ``--duration``
@@ -32,11 +33,17 @@ from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
-CUE, BALL, POCKET, SPEED = (0.6, 0.1), (1.0, 0.4), "foot-left", 2.0
+#: ``--shot``'s shots: (cue ball, object ball, pocket), struck at ``table.SHOT_SPEED`` without spin. "readme": the
+#: README's; "default": ``diffimpact shot``'s defaults (over its 4 s the yellow ball drops, the cue ball rebounds
+#: from the foot cushion and hops on the cloth).
+SHOTS = {"readme": ((0.6, 0.1), (1.0, 0.4), "foot-left"),
+         "default": ((billiard.Parameters().cue_x, 0.0), table.SHOT_BALLS[0], table.SHOT_POCKET)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shot", choices=tuple(SHOTS), default="readme",
+                        help="the README's shot (default) or diffimpact shot's default one")
     parser.add_argument("--duration", type=float, default=0.4, help="simulated time (s)")
     parser.add_argument("--rtols", type=float, nargs="+", default=[table.SHOT_RTOL, 1e-7],
                         help="the derivatives' rtols (the first also with table.settings alone)")
@@ -47,6 +54,7 @@ def main():
                         choices=[name for name, _ in table.TABLE_PARAMETERS], metavar="NAME",
                         help="the table's parameters to differentiate by besides the strike (table.TABLE_PARAMETERS)")
     args = parser.parse_args()
+    cue, ball, pocket = SHOTS[args.shot]
     p = billiard.Parameters()
     times = table.save_times(args.duration)
 
@@ -56,19 +64,19 @@ def main():
         table_p = dataclasses.replace(p, **dict(zip(args.parameters, values[4:])))
         model = billiard.table_model(table_p, 2)
         velocity, spin = billiard.cue_strike(table_p, *values[:4])
-        state = billiard.table_state(table_p, jnp.array([CUE, BALL]), jnp.stack([velocity, jnp.zeros(2)]),
+        state = billiard.table_state(table_p, jnp.array([cue, ball]), jnp.stack([velocity, jnp.zeros(2)]),
                                      jnp.stack([spin, jnp.zeros(3)]))
         settings = table.settings(model, rtol)
         if bounded:
             settings.update(friction_steps=True, contact_steps=True)
         run = simulate(model, state, times, table.FORMULATION, max_events=table.MAX_EVENTS, adjoint=adjoint,
                        **settings)
-        return run.q[-1].reshape(2, 7)[:, :2]
+        return run.q[-1].reshape(2, 7)[:, :2], run.steps
 
-    values = jnp.array([SPEED, billiard.ghost_ball_aim(p, CUE, BALL, POCKET), 0.0, 0.0,
+    values = jnp.array([table.SHOT_SPEED, billiard.ghost_ball_aim(p, cue, ball, pocket), 0.0, 0.0,
                         *(getattr(p, name) for name in args.parameters)])
     scale = np.r_[np.ones(4), [getattr(p, name) for name in args.parameters]]  # the parameters' columns as x ∂/∂x
-    plain = eqx.filter_jit(lambda x: final(x, args.reference_rtol, False))
+    plain = eqx.filter_jit(lambda x: final(x, args.reference_rtol, False)[0])
     print(f"both balls' (x, y) after {args.duration:g} s, d/d(speed (m/s), aim (rad), topspin, sidespin (V/R)"
           + "".join(f", {name}" for name in args.parameters) + "; the table's as x d/dx, m per relative change)")
     for step in args.steps:
@@ -80,15 +88,23 @@ def main():
     runs = [(args.rtols[0], False, "table.settings")]
     runs += [(rtol, True, "friction_steps and contact_steps on every family") for rtol in args.rtols]
     for rtol, bounded, label in runs:
-        jacobian = eqx.filter_jit(jax.jacfwd(lambda x: final(x, rtol, bounded, diffrax.ForwardMode())))
+        jacobian = eqx.filter_jit(jax.jacfwd(lambda x: final(x, rtol, bounded, diffrax.ForwardMode()), has_aux=True))
         start = time.perf_counter()
-        jax.block_until_ready(jacobian(values))
+        try:
+            jax.block_until_ready(jacobian(values))
+        except eqx.EquinoxRuntimeError as error:  # the friction guard's: the derivative would be wrong
+            message = next(line for line in str(error).splitlines() if line.startswith("equinox.EquinoxRuntimeError"))
+            print(f"  forward mode, rtol {rtol:g}, {label}: stopped: {message.split(': ', 1)[1].split(':')[0]}",
+                  flush=True)
+            continue
         first = time.perf_counter() - start
         start = time.perf_counter()
-        value = np.asarray(jax.block_until_ready(jacobian(values)))
+        value, steps = jax.block_until_ready(jacobian(values))
         run = time.perf_counter() - start
+        value = np.asarray(value)
         off = np.abs(value - central).max(axis=(0, 1)) * scale
-        print(f"  forward mode, rtol {rtol:g}, {label}: compile ≈ {first - run:.1f} s, run {run:.3f} s\n"
+        print(f"  forward mode, rtol {rtol:g}, {label}: compile ≈ {first - run:.1f} s, run {run:.3f} s, "
+              f"{int(steps)} steps\n"
               + _rows(value * scale) + "\n    largest |off| the last differences, by column: "
               + "  ".join(f"{x:.1e}" for x in off), flush=True)
 

@@ -192,7 +192,7 @@ def run(out, quick=False):
     if not quick:
         print(f"integrating {duration:g} s of the break (about half a minute on 2 cores) ...", flush=True)
     trajectory = integrate(model, state, times, QUICK_MAX_EVENTS if quick else MAX_EVENTS)
-    centres, lines = _write(out, "break", p, trajectory, times, f"the break, {duration:g} s")
+    centres, lines, _ = _write(out, "break", p, trajectory, times, f"the break, {duration:g} s")
     partner = mirror_partners(p)
     mirror = np.abs(centres[:, :, 0] - centres[:, partner, 0]) + np.abs(centres[:, :, 1] + centres[:, partner, 1])
     lines.insert(-2, f"  largest mirror error about y = 0: {mirror.max():.2e} m")
@@ -211,6 +211,14 @@ SHOT_BALLS, SHOT_POCKET, SHOT_SPEED = ((0.9, 0.3),), "foot-left", 2.0
 #: and ``shot``'s default shot ends with the cue ball 10 mm from where runs at 1e-5 and 1e-6 agree within 0.9 mm
 #: (docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance").
 SHOT_RTOL = 1e-5
+#: The relative tolerance of ``shot``'s ``sensitivity`` at most (the derivative's run, atol = 1e-3 rtol): the
+#: derivatives need both bounds (``friction_steps``, ``contact_steps``), which then set most of the steps, so a
+#: tighter rtol costs little more; and through the cloth's hops, whose landings are not events, the derivatives
+#: converge slowly with rtol. The README's shot (0.4 s): every entry within 3.8e-4 m per unit of the strike at
+#: rtol 1e-5 and 1.8e-5 at 1e-8, in 0.60 and 0.40 s; the default shot (4 s, the cue ball hopping after the foot
+#: cushion): the cue ball's dx/d(speed) −8.02 at 1e-5 and −0.645 at 1e-8, against −0.6416 from central differences
+#: (docs/RESULTS.md, "The shot's sensitivity to the table's parameters").
+SENSITIVITY_RTOL = 1e-8
 #: Contact events listed in ``shot``'s summary (all of them are in ``shot-events.csv``).
 SHOT_LISTED = 12
 
@@ -234,7 +242,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     (x, y) with respect to the strike (True: speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the
     names given of ``STRIKE`` and of ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g.
     ``ball_restitution``, ``cloth_friction``), in forward mode with ``friction_steps`` and ``contact_steps`` on
-    every family (without them a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``), written to
+    every family (without them a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``) and at an rtol of
+    at most ``SENSITIVITY_RTOL``, written to
     ``shot-sensitivity.csv`` (per degree of aim, per SI unit of the rest) and summarised. Bad input (balls that
     overlap, sit in a cushion or over a pocket, a speed ≤ 0, an impossible cut, a name that cannot be
     differentiated by) raises ``ValueError`` naming it.
@@ -271,7 +280,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     times = save_times(duration)
     print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
     trajectory = integrate(model, state, times, MAX_EVENTS, rtol=rtol)
-    _, lines = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
+    _, lines, removed = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
     events = trajectory.events
     onsets = [(float(t), name) for t, name, onset in zip(
         events.t, event_names(events, billiard.table_contact_names(len(centres))), events.onset) if onset]
@@ -279,7 +288,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     if len(onsets) > SHOT_LISTED:
         listed.append(f"    ... and {len(onsets) - SHOT_LISTED} more (shot-events.csv)")
     if differentiated:
-        lines += _sensitivity(out, p, len(centres), nose_height, start, strike, times, rtol, differentiated)
+        lines += _sensitivity(out, p, len(centres), nose_height, start, strike, times, rtol, differentiated, removed)
     return "\n".join([
         f"the cue ball from ({cue[0]:g}, {cue[1]:g}) m at {float(speed):g} m/s, aim {np.degrees(aim):.3f}°{aimed} "
         f"(topspin {float(topspin_ratio):g}, sidespin {float(sidespin_ratio):g} × V/R), "
@@ -321,11 +330,13 @@ def _sensitivity_names(sensitivity):
     return tuple(dict.fromkeys(names))
 
 
-def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names):
+def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, removed):
     """d(every ball's final (x, y))/d(``names``) in forward mode with both bounds: ``shot-sensitivity.csv`` and the
-    summary's lines."""
+    summary's lines. ``removed``: where each ball that left the cloth went (``_write``): its final centre is then
+    under the table, falling on, and its rows say so (the file's ``status`` column)."""
+    rtol = min(rtol, SENSITIVITY_RTOL)
     print(f"differentiating the shot by {', '.join(names)} (forward mode, friction_steps and contact_steps on "
-          "every family; compiling takes about a minute) ...", flush=True)
+          f"every family, rtol = {rtol:g}; compiling takes about a minute) ...", flush=True)
     strikes = [name for name, _ in STRIKE]
 
     def final(values):
@@ -345,21 +356,24 @@ def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names):
     if "aim" in names:
         jacobian[..., names.index("aim")] *= np.pi / 180.0  # per degree of aim
     ball_names = billiard.RACK_BALLS[:balls]
-    columns = {"ball": np.array(ball_names)}
+    status = [removed.get(name, "on the table") for name in ball_names]
+    columns = {"ball": np.array(ball_names), "status": np.array(status)}
     for axis, label in enumerate("xy"):
         for k, name in enumerate(names):
             columns[f"d{label}_d_{name}"] = jacobian[:, axis, k]
     write_csv(out / "shot-sensitivity.csv", columns)
     units = {name: "unit" if unit == "1" else unit for name, unit in STRIKE + TABLE_PARAMETERS}
     rows = [f"    {name:<14} d{label}: " + "  ".join(f"{value:+.4e}" for value in jacobian[b, axis])
+            + (f"  ({status[b]}: the centre under the table)" if name in removed else "")
             for b, name in enumerate(ball_names) for axis, label in enumerate("xy")]
     return [f"  sensitivity of each ball's final centre (m per {', per '.join(f'{units[n]} of {n}' for n in names)}; "
-            "shot-sensitivity.csv):", *rows]
+            f"rtol = {rtol:g}; shot-sensitivity.csv):", *rows]
 
 
 def _write(out, stem, p, trajectory, times, title):
     """Write ``STEM.csv`` (the balls' centres and the energy), ``STEM-events.csv`` (with the contacts' names) and
-    ``STEM.png`` of a table run; returns the centres (saves, balls, 3) and the summary's lines."""
+    ``STEM.png`` of a table run; returns the centres (saves, balls, 3), the summary's lines and, for each ball that
+    left the cloth, where it went ("pocketed in the foot-left pocket at 1.5670 s", "left the table at ...")."""
     q = np.asarray(trajectory.q).reshape(len(times), -1, 7)
     balls = q.shape[1]
     centres = q[:, :, :3]
@@ -381,6 +395,8 @@ def _write(out, stem, p, trajectory, times, title):
         index = forces.index(force) if force in forces else -1
         return sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == index and bool(o))
 
+    removed = {ball: f"pocketed in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped}
+    removed.update({ball: f"left the table at {t:.4f} s" for t, ball in flown})
     return centres, [
         f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
         f"({onsets('ball–ball')} ball–ball and {onsets('ball–cushion')} ball–cushion onsets)",
@@ -390,7 +406,7 @@ def _write(out, stem, p, trajectory, times, title):
         "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
                           if dropped else "none"),
         "  left the table: " + (", ".join(f"{ball} at {t:.4f} s" for t, ball in flown) if flown else "none"),
-    ]
+    ], removed
 
 
 def _plot(p, t, centres, energy, names, dropped, title, path):
