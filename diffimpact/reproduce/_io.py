@@ -47,8 +47,9 @@ def event_names(events, names):
 
 
 def read_csv(path):
-    """Read a CSV written by ``write_csv`` into ``{name: array}``: numbers as float64, strings as they are."""
-    table = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    """Read a CSV written by ``write_csv`` into ``{name: array}``: numbers as float64, strings as they are; one
+    array entry per row, also for a file of one row."""
+    table = np.atleast_1d(np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding="utf-8"))
     return {name: np.asarray(table[name]) if table[name].dtype.kind == "U" else np.asarray(table[name], dtype=float)
             for name in table.dtype.names}
 

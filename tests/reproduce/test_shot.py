@@ -180,3 +180,23 @@ def test_the_default_shots_sensitivity_through_the_hops_and_the_drop_matches_cen
         # (each column against its largest entry of that ball)
         assert np.all(np.abs(derivative[b] - central[b]) <= tolerance * np.abs(central[b]).max(axis=0)), \
             (derivative[b], central[b])
+
+
+@pytest.mark.slow
+def test_a_sliding_balls_sensitivity_to_its_speed_and_the_cloths_friction_is_the_closed_forms(tmp_path):
+    """The cue ball alone, struck without spin along +x at v0 = 2 m/s, slides with friction μ m g for
+    t_s = c v0, c = (1 − r)/(μ g), then rolls at r v0, r = 1/(1 + J/(m a²)) (a = R − δ_s/2, as in the rolling test
+    above). At T = 0.4 s (it rolls from 0.29 s): s = v0² (c − μ g c²/2 − r c) + r v0 T, so ds/dv0 =
+    2 v0 c (1 − r) − μ g c² v0 + r T and, with dc/dμ = −c/μ and μ g c = 1 − r, ds/dμ = −g c² v0²/2.
+    ``shot``'s sensitivity (forward mode, both bounds) against them (measured: 1.0e-5 and 9.2e-5 off). 35 s."""
+    table.shot(tmp_path, balls=(), aim=0.0, duration=0.4, sensitivity=["speed", "cloth_friction"])
+    columns = read_csv(tmp_path / "shot-sensitivity.csv")
+    v0, duration, mu, g = 2.0, 0.4, P.cloth_friction, P.gravity
+    lever = P.radius - P.static_deflection() / 2
+    r = 1.0 / (1.0 + P.inertia / (P.mass * lever**2))
+    c = (1.0 - r) / (mu * g)
+    assert c * v0 < duration  # it rolls by the end
+    np.testing.assert_allclose(columns["dx_d_speed"][0], 2 * v0 * c * (1 - r) - mu * g * c**2 * v0 + r * duration,
+                               rtol=1e-3)
+    np.testing.assert_allclose(columns["dx_d_cloth_friction"][0], -g * c**2 * v0**2 / 2, rtol=1e-3)
+    np.testing.assert_allclose([columns["dy_d_speed"][0], columns["dy_d_cloth_friction"][0]], 0.0, atol=1e-12)
