@@ -395,17 +395,19 @@ def _write(out, stem, p, trajectory, times, title):
         index = forces.index(force) if force in forces else -1
         return sum(1 for f, o in zip(events.contact[:count], events.onset[:count]) if int(f) == index and bool(o))
 
-    removed = {ball: f"pocketed in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped}
-    removed.update({ball: f"left the table at {t:.4f} s" for t, ball in flown})
+    # where each removed ball went, in time order: for the summary's lines and for ``removed``
+    into = {ball: f"in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped}
+    off = {ball: f"at {t:.4f} s" for t, ball in flown}
+    removed = {**{ball: f"pocketed {where}" for ball, where in into.items()},
+               **{ball: f"left the table {when}" for ball, when in off.items()}}
     return centres, [
         f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
         f"({onsets('ball–ball')} ball–ball and {onsets('ball–cushion')} ball–cushion onsets)",
         f"  energy {energy[0]:.4f} J at the shot, {energy[-1]:.4f} J at the end; largest rise above an earlier "
         f"value {energy_rise(energy):.2e} J",
         f"  largest drift of the Euler parameters, max | |p| − 1 |: {euler_drift(q):.2e}",
-        "  pocketed: " + (", ".join(f"{ball} in the {pocket} pocket at {t:.4f} s" for t, ball, pocket in dropped)
-                          if dropped else "none"),
-        "  left the table: " + (", ".join(f"{ball} at {t:.4f} s" for t, ball in flown) if flown else "none"),
+        "  pocketed: " + (", ".join(f"{ball} {where}" for ball, where in into.items()) or "none"),
+        "  left the table: " + (", ".join(f"{ball} {when}" for ball, when in off.items()) or "none"),
     ], removed
 
 
