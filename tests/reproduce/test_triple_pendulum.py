@@ -63,7 +63,7 @@ def reproduction(tmp_path_factory):
     out = tmp_path_factory.mktemp("plus-triple-pendulum")
     summary = study.run(out, quick=True, stiffnesses=(1e11,))
     assert (out / "plus-triple-pendulum.png").stat().st_size > 10_000
-    row = {name: float(value) for name, value in read_csv(out / "plus-triple-pendulum.csv").items()}  # one stiffness
+    row = {name: float(value[0]) for name, value in read_csv(out / "plus-triple-pendulum.csv").items()}  # one stiffness
     return summary, row, read_csv(out / "plus-triple-pendulum-accuracy.csv")
 
 
