@@ -4,8 +4,10 @@ An elastic ball (0.5 kg, radius 5 cm, planar) dropped from h = 5 cm onto a groun
 9.81 m/s²) leaves it at √(2gh) by energy, so d(rebound speed)/dh = √(g/2h) for any elastic law. Forward mode
 (``jax.jvp``, ``diffrax.ForwardMode``) of the rebound speed (the velocity at the separation event), atol =
 1e-2 rtol: the relative errors of the speed and of its derivative, and the accepted steps, for the Hertz law
-(n = 3/2) with the steps the error control chooses and with ``contact_steps=True``, and for a linear spring
-(n = 1, whose stiffness is smooth on each side of δ = 0) with the default steps.
+(n = 3/2) with the steps the error control chooses from the state's error alone (``tangent_errors=False``), with
+``contact_steps=True`` (and the state's error alone), and with the tangents' errors judged too (``simulate``'s
+default in forward mode), and for a linear spring (n = 1, whose stiffness is smooth on each side of δ = 0) with the
+state's error alone.
 
     python benchmarks/contact_steps.py [--rtol 1e-6 1e-8 1e-10]
 """
@@ -23,7 +25,7 @@ from diffimpact.multibody import CirclePlane, Contact, Gravity, LagrangeMultipli
 MASS, RADIUS, STIFFNESS, G, HEIGHT = 0.5, 0.05, 1e7, 9.81, 0.05
 
 
-def rebound(exponent, rtol, contact_steps):
+def rebound(exponent, rtol, contact_steps, tangent_errors):
     """The jitted ``h -> ((speed, steps), (d speed/dh, _))`` of the drop."""
     ball = PlanarBody(MASS, 0.5 * MASS * RADIUS**2)
     ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
@@ -33,7 +35,7 @@ def rebound(exponent, rtol, contact_steps):
         state = State(jnp.stack([0.0, RADIUS + h, 0.0]), jnp.zeros(3))
         trajectory = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), rtol=rtol,
                               atol=1e-2 * rtol, max_events=4, adjoint=diffrax.ForwardMode(),
-                              contact_steps=contact_steps)
+                              contact_steps=contact_steps, tangent_errors=tangent_errors)
         return trajectory.events.v[1, 1], trajectory.steps
 
     return jax.jit(lambda h: jax.jvp(run, (h,), (1.0,)))
@@ -47,11 +49,13 @@ def main():
     print(f"elastic drop from {HEIGHT} m: rebound {speed:.9f} m/s, d/dh {derivative:.9f} /s (closed form); "
           "relative errors of the speed and of d/dh, accepted steps")
     print(f"{'':26s}" + "".join(f"{f'rtol {r:g}':>30s}" for r in args.rtol))
-    for label, exponent, steps in (("Hertz n = 3/2", 1.5, False), ("Hertz, contact_steps", 1.5, True),
-                                   ("linear spring n = 1", 1.0, False)):
+    for label, exponent, steps, tangents in (("Hertz n = 3/2", 1.5, False, False),
+                                             ("Hertz, contact_steps", 1.5, True, False),
+                                             ("Hertz, tangent_errors", 1.5, False, True),
+                                             ("linear spring n = 1", 1.0, False, False)):
         cells = []
         for rtol in args.rtol:
-            (v, count), (dv, _) = rebound(exponent, rtol, steps)(HEIGHT)
+            (v, count), (dv, _) = rebound(exponent, rtol, steps, tangents)(HEIGHT)
             cells.append(f"{abs(float(v) - speed) / speed:8.1e} {abs(float(dv) - derivative) / derivative:8.1e} "
                          f"{int(count):5d}")
         print(f"{label:26s}" + "".join(f"{c:>30s}" for c in cells))

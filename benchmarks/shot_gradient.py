@@ -12,11 +12,14 @@ spins in V/R, the table's ``--parameters`` (of ``table.TABLE_PARAMETERS``) relat
 forward-mode Jacobian (``jax.jacfwd``, ``diffrax.ForwardMode``) of both balls' centres (x, y) after ``--duration``
 s (past the collision, before the yellow ball drops) with respect to the strike (``billiard.cue_strike``: speed,
 aim, topspin and sidespin ratios) and the parameters: at the first of ``--rtols`` with ``table.settings`` as they
-are (``contact_steps`` on the cushions only, no ``friction_steps``), and at each with ``friction_steps=True`` and
-``contact_steps=True`` (every family's friction and closed contacts bound the steps), each with its largest
+are (``contact_steps`` on the cushions only, no ``friction_steps``) and the steps set by the state's error alone
+(``tangent_errors=False``), at each with ``friction_steps=True`` and ``contact_steps=True`` (every family's
+friction and closed contacts bound the steps) and the state's error alone, and at each with ``table.settings`` and
+the tangents' errors in the step-size control too (``simulate``'s default in forward mode), each with its largest
 difference from the last central differences by column (the parameters' columns as x ∂/∂x: m per relative
 change). Compile and run times apart (first call and second). docs/RESULTS.md, "`diffimpact shot`; a ball's slide
-into rolling at the table's tolerance" and "The shot's sensitivity to the table's parameters".
+into rolling at the table's tolerance", "The shot's sensitivity to the table's parameters" and "Forward-mode
+derivatives under the error control".
 """
 
 import argparse
@@ -58,7 +61,7 @@ def main():
     p = billiard.Parameters()
     times = table.save_times(args.duration)
 
-    def final(values, rtol, bounded, adjoint=None):
+    def final(values, rtol, bounded, adjoint=None, tangent_errors=False):
         # both balls' (x, y) at the end, from the strike (speed, aim (rad), topspin and sidespin ratios) and the
         # table's parameters
         table_p = dataclasses.replace(p, **dict(zip(args.parameters, values[4:])))
@@ -70,7 +73,7 @@ def main():
         if bounded:
             settings.update(friction_steps=True, contact_steps=True)
         run = simulate(model, state, times, table.FORMULATION, max_events=table.MAX_EVENTS, adjoint=adjoint,
-                       **settings)
+                       tangent_errors=tangent_errors, **settings)
         return run.q[-1].reshape(2, 7)[:, :2], run.steps
 
     values = jnp.array([table.SHOT_SPEED, billiard.ghost_ball_aim(p, cue, ball, pocket), 0.0, 0.0,
@@ -85,10 +88,13 @@ def main():
                             for k, h in enumerate(steps)], axis=-1)
         print(f"  central differences, rtol {args.reference_rtol:g}, step {step:g}\n" + _rows(central * scale),
               flush=True)
-    runs = [(args.rtols[0], False, "table.settings")]
-    runs += [(rtol, True, "friction_steps and contact_steps on every family") for rtol in args.rtols]
-    for rtol, bounded, label in runs:
-        jacobian = eqx.filter_jit(jax.jacfwd(lambda x: final(x, rtol, bounded, diffrax.ForwardMode()), has_aux=True))
+    runs = [(args.rtols[0], False, False, "table.settings, the state's error alone (tangent_errors=False)")]
+    runs += [(rtol, True, False, "friction_steps and contact_steps on every family, the state's error alone")
+             for rtol in args.rtols]
+    runs += [(rtol, False, True, "table.settings, the tangents' errors too (simulate's default)") for rtol in args.rtols]
+    for rtol, bounded, tangents, label in runs:
+        jacobian = eqx.filter_jit(jax.jacfwd(lambda x: final(x, rtol, bounded, diffrax.ForwardMode(), tangents),
+                                             has_aux=True))
         start = time.perf_counter()
         try:
             jax.block_until_ready(jacobian(values))

@@ -258,6 +258,31 @@ shrink geometrically towards each onset and separation: 7.7e-5 and
 1.5e-5 there, for 50–70 more steps per bounce (none where δ does not
 change: a ball resting on the cloth).
 
+Forward-mode derivatives under the error control (``tangent_errors``).
+Both bounds above place steps for derivatives by a rule made for one cause.
+In forward mode (``diffrax.ForwardMode``) the run carries its derivatives
+through the same stages as the state: they are the steps of the variational
+equation, and the tangent of the step's local error estimate is that step's
+estimate of their error. So the step-size control judges both
+(``_TangentErrors``): a step is accepted where max(‖e / (atol + rtol |y|)‖,
+‖ė / (atol + rtol |ẏ|)‖) < 1, e the state's error estimate, ė its tangent
+and ẏ the tangents at the step's ends, and the next step follows from the
+larger (internal numerical differentiation with the sensitivities in the
+error test, as CVODES does it with unit parameter scales). A Hertz onset, a
+slip in a friction law's band (the tangents' stiff modes, which the resting
+slip of the state does not excite) or a collision then gets the steps its
+derivatives need. The elastic Hertz ball above: d/dh 3.9e-7 off the closed
+form at rtol = 1e-8 without ``contact_steps`` (0.78 % with the state's
+steps alone, 1.5e-5 with the bound); the README's table shot: every entry of
+its Jacobian by the strike, e and μ within 3.0e-4 of central differences at
+rtol 1e-5 and 3.8e-6 at 1e-7 (the state's steps alone: 0.15 at 1e-5; both
+bounds: 3.8e-4 and 3.9e-4; docs/RESULTS.md, "Forward-mode derivatives under
+the error control"). Of the several
+directions of ``jax.jacfwd`` the largest error sets the step
+(``_worst_of_directions``, a ``custom_vmap``), so the directions share one run
+of the state; a user's ``vmap`` over runs keeps each run's own. Reverse mode
+differentiates the steps of a run already taken, and keeps the bounds.
+
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
 restitution): each bounce costs events, and a run that needs more than
@@ -584,6 +609,7 @@ def simulate(
     friction_steps=False,
     contact_steps=False,
     max_closed=None,
+    tangent_errors=True,
 ):
     """Integrate the equations of motion from ``state0`` and save at ``save_times``.
 
@@ -625,10 +651,12 @@ def simulate(
     adjoint : how diffrax differentiates the solves: ``None`` (default) for
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
         ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
-        (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters. Through
-        stiff friction, either needs ``friction_steps``; without it a
-        derivative through steps unstable on the friction raises an error
-        (``FRICTION_GUARD``, see the module docstring).
+        (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters, whose
+        derivatives' errors the steps also bound (``tangent_errors``). In
+        reverse mode a derivative through stiff friction needs
+        ``friction_steps`` (through steps unstable on the friction it raises
+        an error: ``FRICTION_GUARD``, see the module docstring), and one
+        through the onsets of power laws ``contact_steps``.
     max_events : most events in the run: contact onsets and separations, and
         the turning points of open contacts' gaps (where the bodies stop
         receding or approaching); more raise an error at run time. Only for
@@ -683,6 +711,14 @@ def simulate(
         segment (a ``lax.switch`` over the sizes, each compiled; under
         ``vmap`` a select that evaluates every size). Only for models with
         ``Contact``s.
+    tangent_errors : in forward mode (``adjoint=diffrax.ForwardMode()``), True (default): the step-size control
+        also bounds the local errors of the derivatives that the run carries, with the same rtol, atol (in the
+        state's units per unit of the parameter: differentiate by parameters of order one, or scale the
+        directions so) and norm; of several directions (``jax.jacfwd``) the worst sets the steps, which all
+        share (see the module docstring). It takes the derivatives through Hertz onsets and stiff friction
+        to the tolerance without ``contact_steps`` or ``friction_steps``, at the steps they need (the
+        friction guard is then off). False: the steps are the state's alone, as in reverse mode. A run that is
+        not differentiated takes the same steps either way. Adaptive steps only.
     contact_history : also save each contact family's penetration, gap and
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
@@ -726,6 +762,7 @@ def simulate(
         rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
         dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
         controller, dt0 = dfx.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=ERROR_NORM), None
+        controller = _tangent_errors(controller, adjoint, tangent_errors)
     elif max_step is not None:
         raise ValueError("max_step limits adaptive steps; it cannot be combined with a fixed step dt")
     else:
@@ -761,6 +798,14 @@ def simulate(
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
         near_distance, bool(contact_history), friction_steps, contact_steps, max_closed,
     )
+
+
+def _tangent_errors(controller, adjoint, tangent_errors):
+    """The PID ``controller`` as ``_TangentErrors`` where forward-mode derivatives (``ForwardMode``) get their
+    errors bounded (``simulate``'s ``tangent_errors``)."""
+    if not isinstance(tangent_errors, bool):
+        raise TypeError(f"tangent_errors must be True or False; got {tangent_errors!r}")
+    return _TangentErrors(controller) if tangent_errors and isinstance(adjoint, dfx.ForwardMode) else controller
 
 
 def _check_sizes(max_closed):
@@ -1457,6 +1502,98 @@ class _WrappedController(dfx.AbstractAdaptiveStepSizeController):
         return self.controller.norm
 
 
+class _TangentErrors(_WrappedController):
+    """A PID ``controller`` whose error control, in a forward-mode derivative, also bounds the tangents' errors.
+
+    Differentiated in forward mode, an explicit Runge–Kutta step carries the
+    tangents (the state's derivatives with respect to the parameters, one set
+    a direction of ``jax.jvp`` or column of ``jax.jacfwd``) through the same
+    stages as the state: its tangents are the step of the variational
+    equations, and the tangent of its local error estimate is that step's
+    error estimate. The PID controller alone judges the state's error, so a
+    step that is accurate for the state but not for its derivatives is
+    accepted: at a Hertz onset (the force's slope ∝ δ^½), in a friction
+    law's band (the tangents' stiff modes) or through its corners. Here the
+    controller judges max(‖e / (atol + rtol |y|)‖, ‖ė / (atol + rtol |ẏ|)‖),
+    e the state's error estimate and ė its tangent, ẏ the tangents at the
+    step's two ends, with the same rtol, atol and norm (``_with_tangent_error``;
+    atol in the state's units per unit of the parameter, as CVODES's
+    sensitivities with unit parameter scales): parameters of order one, or
+    directions scaled to them, give it the meaning it has for the state.
+    A run that is not differentiated computes nothing more and takes the
+    same steps. Of several directions (``jax.jacfwd``), the step is judged
+    by the worst, so that all share one run of the state.
+    """
+
+    def wrap(self, direction):
+        return _TangentErrors(self.controller.wrap(direction))
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        return self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        y_error = _with_tangent_error(y_error, y0, y1_candidate, self.rtol, self.atol, self.norm)
+        return self.controller.adapt_step_size(t0, t1, y0, y1_candidate, args, y_error, error_order,
+                                               controller_state)
+
+
+def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
+    """``y_error``; differentiated (forward mode), scaled up where the tangents' error estimate is the larger:
+    the PID's scaled error of the result is the larger of the state's and the tangents' (``_TangentErrors``)."""
+
+    @jax.custom_jvp
+    def scaled(y_error, y0, y1, rtol, atol):
+        return y_error
+
+    @scaled.defjvp
+    def scaled_jvp(primals, tangents):
+        y_error, y0, y1, rtol, atol = primals  # (the tolerances as arguments: they may be traced)
+        tangent_error, tangent0, tangent1, _, _ = tangents
+
+        def ratio(error, start, end):
+            # the PID's scaled error of ``error`` at a step from ``start`` to ``end`` (a NaN end as the start)
+            end = jax.tree.map(lambda a, b: jnp.where(jnp.isnan(b).any(), a, b), start, end)
+            scale = jax.tree.map(lambda a, b: atol + rtol * jnp.maximum(jnp.abs(a), jnp.abs(b)), start, end)
+            return norm(jax.tree.map(lambda x, s: x / s, error, scale)), scale
+
+        state, scale = ratio(y_error, y0, y1)
+        tangent, _ = ratio(tangent_error, tangent0, tangent1)
+        # a NaN or infinite tangent error rejects the step (as diffrax's NaN state error does), where the tangents
+        # at its start are finite: at a start already non-finite it would only shrink the steps to nothing
+        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tangent0)]))
+        tangent = jnp.where(finite, jnp.where(jnp.isnan(tangent), jnp.inf, tangent), 0.0)
+        worst = _worst_of_directions(jax.lax.stop_gradient(state), jax.lax.stop_gradient(tangent))
+        # (an infinite tangent error gives an infinite error, which diffrax's controller shrinks the step for; scaled,
+        # it would give 0 · inf = NaN where the state's estimate is 0, and a NaN step size from then on)
+        grown = jax.tree.map(
+            lambda e, s: jnp.where(jnp.isinf(worst), jnp.inf,
+                                   jnp.where(state > 0, e * (worst / jnp.where(state > 0, state, 1.0)), s * worst)),
+            y_error, scale)
+        return jax.tree.map(lambda e, g: jnp.where(worst > state, g, e), y_error, grown), tangent_error
+
+    return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
+
+
+@jax.custom_batching.custom_vmap
+def _worst_of_directions(state, tangent):
+    """max(``state``, ``tangent``); under ``vmap`` over the tangents only (``jax.jacfwd``: one state, one tangent
+    error a direction), the largest of the directions', so that the state stays one run (unbatched)."""
+    return jnp.maximum(state, tangent)
+
+
+@_worst_of_directions.def_vmap
+def _worst_of_directions_vmap(axis_size, in_batched, state, tangent):
+    # A batch of the tangents only is one of directions: its largest. A batch of the states too (a user's vmap) is
+    # one of runs: each its own, through this function again, so that a vmap over directions applied after it
+    # (``jax.jacfwd`` of a ``jax.vmap``: the vmap batches first) still finds its directions.
+    state_batched, tangent_batched = in_batched
+    if tangent_batched and not state_batched:
+        return _worst_of_directions(state, jnp.max(tangent, axis=0)), False
+    state, tangent = (x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+                      for x, batched in ((state, state_batched), (tangent, tangent_batched)))
+    return _worst_of_directions(state, tangent), True
+
+
 class _SpinController(_WrappedController):
     """The PID controller of a run without contacts whose bodies are spatial: no step turns one by more than
     ``SPIN_STEP`` (``_spin_bound`` at the end of each accepted step limits the next; in runs with contacts
@@ -1803,13 +1940,14 @@ def _simulate_events(
     window_ends = 0 if window == n_saves else -(-(n_saves - 1) // (window - 1))
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     imex = isinstance(solver, IMEX_SOLVERS)
-    if isinstance(controller, dfx.PIDController):
+    tangents = isinstance(controller, _TangentErrors)
+    if isinstance(controller, (dfx.PIDController, _TangentErrors)):
         controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
                                         contact_steps, _friction_step(solver) if friction_steps else None,
                                         _spin_bounded(model))
     adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
-    guard = _friction_guard(solver, friction_steps, frictional) if frictional else None
+    guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents else None
     reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
     flags = guard is not None and not reverse  # (forward mode: the guard's flags, read at each segment's end)
     if guard is not None:

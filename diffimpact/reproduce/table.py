@@ -335,8 +335,9 @@ def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, 
     summary's lines. ``removed``: where each ball that left the cloth went (``_write``): its final centre is then
     under the table, falling on, and its rows say so (the file's ``status`` column)."""
     rtol = min(rtol, SENSITIVITY_RTOL)
-    print(f"differentiating the shot by {', '.join(names)} (forward mode, friction_steps and contact_steps on "
-          f"every family, rtol = {rtol:g}; compiling takes about a minute) ...", flush=True)
+    print(f"differentiating the shot by {', '.join(names)} (forward mode, the steps judged by the derivatives' "
+          f"errors too, friction_steps and contact_steps on every family, rtol = {rtol:g}; compiling takes about "
+          "a minute) ...", flush=True)
     strikes = [name for name, _ in STRIKE]
 
     def final(values):

@@ -351,9 +351,10 @@ def position(q, ball):
 
 # --- shots: the cushion impact and the cut shot -----------------------------------------
 
-#: Relative tolerance of the shots' solves (atol = rtol × 1e-2 m or m/s). The derivatives in forward mode
-#: are not in the step-size control: they carry errors of about √rtol in places (2e-2 of a Jacobian column at
-#: 1e-8, 2e-3 at 1e-10, measured on the compliant cushion's modulus), so checks of them use a tighter rtol.
+#: Relative tolerance of the shots' solves (atol = rtol × 1e-2 m or m/s). Before ``simulate``'s ``tangent_errors``
+#: (now its default in forward mode) the derivatives were not in the step-size control and carried errors of
+#: about √rtol in places (2e-2 of a Jacobian column at 1e-8, 2e-3 at 1e-10, measured then on the compliant
+#: cushion's modulus), so checks of them use a tighter rtol.
 SHOT_RTOL = 1e-8
 #: Relative change of a fit's loss (Σ z², z = residual/σ) that fits of shots solved at ``SHOT_RTOL`` count as no
 #: change. The loss of a point solved without derivatives and with them differ by about 1e-6 of the loss (the
