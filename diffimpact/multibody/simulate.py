@@ -1573,13 +1573,9 @@ def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
         finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tangent0)]))
         tangent = jnp.where(finite, jnp.where(jnp.isnan(tangent), jnp.inf, tangent), 0.0)
         worst = _worst_of_directions(jax.lax.stop_gradient(state), jax.lax.stop_gradient(tangent))
-        # (an infinite tangent error gives an infinite error, which diffrax's controller shrinks the step for; scaled,
-        # it would give 0 · inf = NaN where the state's estimate is 0, and a NaN step size from then on)
-        grown = jax.tree.map(
-            lambda e, s: jnp.where(jnp.isinf(worst), jnp.inf,
-                                   jnp.where(state > 0, e * (worst / jnp.where(state > 0, state, 1.0)), s * worst)),
-            y_error, scale)
-        return jax.tree.map(lambda e, g: jnp.where(worst > state, g, e), y_error, grown), tangent_error
+        # where the tangents' error is the larger, the error ``scale`` · worst, whose scaled norm is worst (the rms
+        # and the max norm of a constant are that constant); infinite, it is infinite, and the step shrinks
+        return jax.tree.map(lambda e, s: jnp.where(worst > state, s * worst, e), y_error, scale), tangent_error
 
     return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
 
