@@ -34,11 +34,13 @@ of times from this one process. Measured:
    topspin it gains before it and how soon it rolls after), and its y must
    stay 0 by the mirror symmetry of the shot, so its y row must be 0.
    Compile, run, and the ratio gradient run / forward run (issue 11's goal: ≤ 5×).
-   Without step bounds this gradient is not the motion's (see 3) and
-   ``simulate``'s friction guard stops it with an error (which is printed;
-   ``--guard inf`` times it), so it is also timed with ``friction_steps`` (the programs of the check, left out with
+   Its steps are those of ``simulate``'s default in forward mode (the
+   tangents' errors in the step-size control, and the slips' passages
+   through the friction's band bounded); it is also timed with
+   ``friction_steps`` (both of its bounds; the programs of the check, left out with
    ``--no-friction-steps``), against the forward run with the same bounds and
-   against that of 1.
+   against that of 1. (Under the tangents' errors the friction guard is off:
+   ``--guard`` changes nothing here; ``friction_guard.py`` runs without them.)
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's
@@ -68,9 +70,8 @@ of times from this one process. Measured:
    two bounds the steps of the runs with ``friction_steps`` come from;
    ``--spin-step ANGLE`` sets its ``SPIN_STEP`` (``inf``: no bound on the
    balls' turns a step);
-   ``--guard FACTOR`` sets its ``FRICTION_GUARD`` (the runs without
-   ``friction_steps`` whose derivatives stop with the friction guard's error
-   say so; ``inf``: no guard, the derivatives as the steps give them).
+   ``--guard FACTOR`` sets its ``FRICTION_GUARD`` (the shared option; no
+   run here has the guard on, see 2).
    ``--solver kvaerno5`` runs everything with diffrax's L-stable implicit
    ``Kvaerno5`` instead of ``Tsit5`` (its forward-mode derivatives are those
    of the implicit stages' solutions, stable on the stiff friction at any
@@ -120,13 +121,14 @@ SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "heun": diffrax.Heun,
 
 
 def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
-         cloth_damping_ratio=0.0, options=None, solver="tsit5", formulation=None):
+         cloth_damping_ratio=0.0, options=None, solver="tsit5", formulation=None, tangent_errors=True):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
     ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``options``: the parsed options, for
     ``--contact-steps``, and for ``--friction-steps``, the families that ``friction_steps`` (True) bounds;
-    ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``.
+    ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``; ``tangent_errors``: as in
+    ``simulate`` (forward mode's steps judged by the derivatives' errors too).
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -140,7 +142,7 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
     formulation = table.FORMULATION if formulation is None else formulation
     return simulate(model, state, jnp.stack([0.0, duration]), formulation, max_events=max_events,
                     adjoint=adjoint, friction_steps=named if friction_steps else False, solver=SOLVERS[solver](),
-                    **{**settings, "rtol": rtol, "atol": 1e-3 * rtol})
+                    tangent_errors=tangent_errors, **{**settings, "rtol": rtol, "atol": 1e-3 * rtol})
 
 
 def _or_failure(fn, *args, **kwargs):

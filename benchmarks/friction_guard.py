@@ -10,7 +10,8 @@ beyond ``FRICTION_GUARD`` stability intervals (5; 3.507 each for Tsit5). Each fa
 
 The four-ball break of ``break_gradient.py`` (Tsit5, forward mode, or reverse mode with ``--reverse``), the cue
 ball's final x with respect to (ball–ball e, cloth μ), at each duration and rtol, without and with
-``friction_steps``: the derivatives and steps, or the error that stopped the run.
+``friction_steps``: the derivatives and steps, or the error that stopped the run. The steps are the state's error's
+alone (``tangent_errors=False``): where the tangents' errors, forward mode's default, set them the guard is off.
 """
 
 import argparse
@@ -40,7 +41,9 @@ def main():
 
     def gradient(duration, rtol, steps):
         def cue(x):
-            run = _run(x, SPEED, duration, rtol, 200, None if args.reverse else diffrax.ForwardMode(), steps)
+            # (the steps the state's error sets: with the tangents' errors, forward mode's default, no guard)
+            run = _run(x, SPEED, duration, rtol, 200, None if args.reverse else diffrax.ForwardMode(), steps,
+                       tangent_errors=False)
             return run.q[-1, 0], run.steps
 
         return jax.jit((jax.jacrev if args.reverse else jax.jacfwd)(cue, has_aux=True))(theta)

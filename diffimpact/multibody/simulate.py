@@ -274,21 +274,23 @@ slip of the state does not excite) or a collision then gets the steps its
 derivatives need. The elastic Hertz ball above: d/dh 3.9e-7 off the closed
 form at rtol = 1e-8 without ``contact_steps`` (0.78 % with the state's
 steps alone, 1.5e-5 with the bound); the README's table shot: every entry of
-its Jacobian by the strike, e and μ within 3.0e-4 of central differences at
-rtol 1e-5 and 3.8e-6 at 1e-7 (the state's steps alone: 0.15 at 1e-5; both
-bounds: 3.8e-4 and 3.9e-4; docs/RESULTS.md, "Forward-mode derivatives under
-the error control"). Of the several
+its Jacobian by the strike, e and μ within 2.3e-4 of central differences at
+rtol 1e-5 and 3.8e-6 at 1e-8 (the state's steps alone: 0.15 at 1e-5; both
+bounds, the state's steps: 3.8e-4 at 1e-5, 1.8e-5 at 1e-8; docs/RESULTS.md,
+"Forward-mode derivatives under the error control", "The passages through
+the band under the tangents' errors"). Of the several
 directions of ``jax.jacfwd`` the largest error sets the step
 (``_worst_of_directions``, a ``custom_vmap``), so the directions share one run
 of the state; a user's ``vmap`` over runs keeps each run's own. Reverse mode
 differentiates the steps of a run already taken, and keeps the bounds. What
 neither estimate sees is a slip that passes through a friction band inside
 one step (the flip's time moves with the parameters, the step's error
-hardly): the four-ball break's dx/dμ after 0.15 s at rtol 1e-3 is 0.044 m
-with the tangents' errors alone, 0.0071 m with ``friction_steps`` (whose
-passages' bound resolves it), 0.0075 m by central differences of tight runs
-(``benchmarks/break_gradient.py``); at rtol 1e-8 the tangents' errors alone
-give 0.00747 m (the state's error alone 0.00264 m).
+hardly): the four-ball break's dx/dμ after 0.15 s at rtol 1e-3 was 0.044 m
+with the tangents' errors alone, against 0.0075 m by central differences of
+tight runs (``benchmarks/break_gradient.py``). So where they set the steps,
+the passages' bound of ``friction_steps`` (above) is on for every family with
+friction, and its stability bound is left to them: 0.00755 m there in 1,595
+steps (with both bounds as well: 0.0071 m in 3,279).
 
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
@@ -695,6 +697,9 @@ def simulate(
         True: every ``Contact`` family with friction; or a sequence of the
         indices in ``model.forces`` of the families with friction to bound
         (the others' steps are then still watched by ``FRICTION_GUARD``).
+        In forward mode with ``tangent_errors`` (the default) it is not
+        needed: the passages' bound is then on for every family with friction
+        by itself, and the tangents' errors do the stability bound's work.
         Adaptive steps only; only for models with ``Contact``s.
     contact_steps : also bound every step by the depth and rate of the
         closed contacts (see the module docstring): for derivatives through
@@ -723,12 +728,11 @@ def simulate(
         state's units per unit of the parameter: differentiate by parameters of order one, or scale the
         directions so) and norm; of several directions (``jax.jacfwd``) the worst sets the steps, which all
         share (see the module docstring). It takes the derivatives through Hertz onsets and a friction law's
-        stiff band to the tolerance without ``contact_steps`` or ``friction_steps``' stability bound, at the
-        steps they need (the friction guard is then off); a slip that passes through a band inside one step
-        it sees only at tight tolerances: at loose ones that still needs ``friction_steps`` (its passages'
-        bound). False: the steps are the
-        state's alone, as in reverse mode. A run that is not differentiated takes the same steps either way.
-        Adaptive steps only.
+        stiff band to the tolerance without ``contact_steps`` or ``friction_steps``, at the steps they need
+        (the friction guard is then off); a slip's passage through a band inside one step, which no error
+        estimate sees, is bounded as ``friction_steps`` bounds it, on every family with friction. False: the
+        steps are the state's alone, as in reverse mode. A run that is not differentiated takes the same steps
+        either way. Adaptive steps only.
     contact_history : also save each contact family's penetration, gap and
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
@@ -1632,12 +1636,13 @@ class _SegmentController(_WrappedController):
     (``args[6]``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
     at the segment's end (``SaveAt(controller_state=True)``). With spatial
-    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
-    indices of the families it bounds) or ``contact_steps`` (``contact``), every step is also bounded by
-    ``_step_bound``: the bound at the end of each
+    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``stable``: the
+    indices of the families whose friction's stability it bounds) or ``contact_steps`` (``contact``), every step
+    is also bounded by ``_step_bound``: the bound at the end of each
     accepted step limits the next one; a rejected step is retried shorter
-    than it was, so within the bound of the last accepted state. With
-    ``friction_steps`` a step the error control accepts is also rejected
+    than it was, so within the bound of the last accepted state. On the
+    families of ``friction`` (those of ``friction_steps``, and every family
+    with friction under ``_TangentErrors``) a step the error control accepts is also rejected
     where a loaded slip moved too far in it (``_slip_passage``), and retried
     in proportion; the ratio of an accepted step bounds the next one. The
     slips of the accepted state are kept in the controller's state, where
@@ -1650,6 +1655,7 @@ class _SegmentController(_WrappedController):
     families: tuple = eqx.field(static=True)
     near: bool = eqx.field(static=True)
     friction: tuple = eqx.field(static=True)
+    stable: tuple = eqx.field(static=True)
     contact: tuple = eqx.field(static=True)
     friction_step: float = eqx.field(static=True)
     spin: bool = eqx.field(static=True)
@@ -1668,12 +1674,12 @@ class _SegmentController(_WrappedController):
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
             _step_bound(self.families, t, y, args, self.near,
-                        (self.friction_step, self.friction) if self.stability else None,
+                        (self.friction_step, self.stable) if self.stability else None,
                         self.contact, self.controller.atol, self.spin))
 
     def wrap(self, direction):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.contact, self.friction_step, self.spin)
+                                  self.stable, self.contact, self.friction_step, self.spin)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         hint = jax.lax.stop_gradient(args[6])
@@ -1947,12 +1953,15 @@ def _simulate_events(
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     imex = isinstance(solver, IMEX_SOLVERS)
     tangents = isinstance(controller, _TangentErrors)
-    if isinstance(controller, (dfx.PIDController, _TangentErrors)):
-        controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
-                                        contact_steps, _friction_step(solver) if friction_steps else None,
-                                        _spin_bounded(model))
-    adaptive = isinstance(controller, _SegmentController)
     frictional = tuple(_with_friction(families, model))
+    # a slip's passage through a band inside one step, which no error estimate sees, bounds the steps of every
+    # family with friction where the derivatives' errors set them; the stability bound is friction_steps' only
+    passages = tuple(sorted(set(friction_steps) | set(frictional))) if tangents else friction_steps
+    if isinstance(controller, (dfx.PIDController, _TangentErrors)):
+        controller = _SegmentController(controller, tuple(families), near_distance is not None, passages,
+                                        friction_steps, contact_steps,
+                                        _friction_step(solver) if friction_steps else None, _spin_bounded(model))
+    adaptive = isinstance(controller, _SegmentController)
     guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents else None
     reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
     flags = guard is not None and not reverse  # (forward mode: the guard's flags, read at each segment's end)
