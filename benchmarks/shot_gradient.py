@@ -3,6 +3,7 @@ parameters, against central differences.
 
     python benchmarks/shot_gradient.py [--shot readme|default] [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
                                        [--steps 1e-4 1e-5 1e-6] [--parameters ball_restitution cloth_friction]
+                                       [--bounded-tangent-errors]
 
 The README's shot of ``diffimpact shot`` (the cue ball at (0.6, 0.1) m struck at 2 m/s along
 ``billiard.ghost_ball_aim`` for the yellow ball at (1.0, 0.4) m into the foot-left pocket, no spin; ``--shot
@@ -14,8 +15,10 @@ s (past the collision, before the yellow ball drops) with respect to the strike 
 aim, topspin and sidespin ratios) and the parameters: at the first of ``--rtols`` with ``table.settings`` as they
 are (``contact_steps`` on the cushions only, no ``friction_steps``) and the steps set by the state's error alone
 (``tangent_errors=False``), at each with ``friction_steps=True`` and ``contact_steps=True`` (every family's
-friction and closed contacts bound the steps) and the state's error alone, and at each with ``table.settings`` and
-the tangents' errors in the step-size control too (``simulate``'s default in forward mode), each with its largest
+friction and closed contacts bound the steps) and the state's error alone (``--bounded-tangent-errors``: the
+tangents' errors too), and at each with ``table.settings`` and
+the tangents' errors in the step-size control too (``simulate``'s default in forward mode; the directions, as in
+``table.shot``'s sensitivity, each value's ratio to its size, 1 for a value of 0), each with its largest
 difference from the last central differences by column (the parameters' columns as x ∂/∂x: m per relative
 change). Compile and run times apart (first call and second). docs/RESULTS.md, "`diffimpact shot`; a ball's slide
 into rolling at the table's tolerance", "The shot's sensitivity to the table's parameters" and "Forward-mode
@@ -56,6 +59,8 @@ def main():
     parser.add_argument("--parameters", nargs="*", default=["ball_restitution", "cloth_friction"],
                         choices=[name for name, _ in table.TABLE_PARAMETERS], metavar="NAME",
                         help="the table's parameters to differentiate by besides the strike (table.TABLE_PARAMETERS)")
+    parser.add_argument("--bounded-tangent-errors", action="store_true",
+                        help="the runs with both bounds also with the tangents' errors in the step-size control")
     args = parser.parse_args()
     cue, ball, pocket = SHOTS[args.shot]
     p = billiard.Parameters()
@@ -89,15 +94,20 @@ def main():
         print(f"  central differences, rtol {args.reference_rtol:g}, step {step:g}\n" + _rows(central * scale),
               flush=True)
     runs = [(args.rtols[0], False, False, "table.settings, the state's error alone (tangent_errors=False)")]
-    runs += [(rtol, True, False, "friction_steps and contact_steps on every family, the state's error alone")
+    runs += [(rtol, True, args.bounded_tangent_errors,
+              "friction_steps and contact_steps on every family, "
+              + ("the tangents' errors too" if args.bounded_tangent_errors else "the state's error alone"))
              for rtol in args.rtols]
     runs += [(rtol, False, True, "table.settings, the tangents' errors too (simulate's default)") for rtol in args.rtols]
+    # differentiated as ``table.shot``'s sensitivity is: by each value's ratio to its size (1 for a value of 0), so
+    # that the tangents' errors judge each direction on its own scale
+    sizes = np.where(values == 0.0, 1.0, np.abs(values))
     for rtol, bounded, tangents, label in runs:
-        jacobian = eqx.filter_jit(jax.jacfwd(lambda x: final(x, rtol, bounded, diffrax.ForwardMode(), tangents),
+        jacobian = eqx.filter_jit(jax.jacfwd(lambda u: final(u * sizes, rtol, bounded, diffrax.ForwardMode(), tangents),
                                              has_aux=True))
         start = time.perf_counter()
         try:
-            jax.block_until_ready(jacobian(values))
+            jax.block_until_ready(jacobian(values / sizes))
         except eqx.EquinoxRuntimeError as error:  # the friction guard's: the derivative would be wrong
             message = next(line for line in str(error).splitlines() if line.startswith("equinox.EquinoxRuntimeError"))
             print(f"  forward mode, rtol {rtol:g}, {label}: stopped: {message.split(': ', 1)[1].split(':')[0]}",
@@ -105,9 +115,9 @@ def main():
             continue
         first = time.perf_counter() - start
         start = time.perf_counter()
-        value, steps = jax.block_until_ready(jacobian(values))
+        value, steps = jax.block_until_ready(jacobian(values / sizes))
         run = time.perf_counter() - start
-        value = np.asarray(value)
+        value = np.asarray(value) / sizes
         off = np.abs(value - central).max(axis=(0, 1)) * scale
         print(f"  forward mode, rtol {rtol:g}, {label}: compile ≈ {first - run:.1f} s, run {run:.3f} s, "
               f"{int(steps)} steps\n"

@@ -211,13 +211,13 @@ SHOT_BALLS, SHOT_POCKET, SHOT_SPEED = ((0.9, 0.3),), "foot-left", 2.0
 #: and ``shot``'s default shot ends with the cue ball 10 mm from where runs at 1e-5 and 1e-6 agree within 0.9 mm
 #: (docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance").
 SHOT_RTOL = 1e-5
-#: The relative tolerance of ``shot``'s ``sensitivity`` at most (the derivative's run, atol = 1e-3 rtol): the
-#: derivatives need both bounds (``friction_steps``, ``contact_steps``), which then set most of the steps, so a
-#: tighter rtol costs little more; and through the cloth's hops, whose landings are not events, the derivatives
-#: converge slowly with rtol. The README's shot (0.4 s): every entry within 3.8e-4 m per unit of the strike at
-#: rtol 1e-5 and 1.8e-5 at 1e-8, in 0.60 and 0.40 s; the default shot (4 s, the cue ball hopping after the foot
-#: cushion): the cue ball's dx/d(speed) −8.02 at 1e-5 and −0.645 at 1e-8, against −0.6416 from central differences
-#: (docs/RESULTS.md, "The shot's sensitivity to the table's parameters").
+#: The relative tolerance of ``shot``'s ``sensitivity`` at most (the derivative's run, atol = 1e-3 rtol; its steps
+#: judged by the derivatives' errors too): through the cloth's hops, whose landings are not events, the derivatives
+#: converge slowly with rtol. The README's shot (0.4 s): every entry within 2.3e-4 m per unit of the strike at rtol
+#: 1e-5 and 3.8e-6 at 1e-8, in 0.37 and 0.98 s; the default shot (4 s, the cue ball hopping after the foot
+#: cushion): the cue ball's dx/d(speed) −0.927 at 1e-5 and −0.6422 at 1e-8 (9.6 and 21.7 s), against −0.6418 and
+#: −0.6363 from central differences at steps 1e-5 and 1e-6 (``benchmarks/shot_gradient.py``; docs/RESULTS.md,
+#: "The passages through the band under the tangents' errors").
 SENSITIVITY_RTOL = 1e-8
 #: Contact events listed in ``shot``'s summary (all of them are in ``shot-events.csv``).
 SHOT_LISTED = 12
@@ -241,9 +241,10 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     ``TOLERANCES``' 1e-3 for the break's). ``sensitivity``: also the derivatives of every ball's final centre
     (x, y) with respect to the strike (True: speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the
     names given of ``STRIKE`` and of ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g.
-    ``ball_restitution``, ``cloth_friction``), in forward mode with ``friction_steps`` and ``contact_steps`` on
-    every family (without them a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``) and at an rtol of
-    at most ``SENSITIVITY_RTOL``, written to
+    ``ball_restitution``, ``cloth_friction``), in forward mode with the steps judged by the derivatives' errors too
+    (``simulate``'s ``tangent_errors``; by the state's alone a shot's derivatives are wrong:
+    ``benchmarks/shot_gradient.py``), each by its ratio to its value's size, and at an rtol of at most
+    ``SENSITIVITY_RTOL``, written to
     ``shot-sensitivity.csv`` (per degree of aim, per SI unit of the rest) and summarised. Bad input (balls that
     overlap, sit in a cushion or over a pocket, a speed ≤ 0, an impossible cut, a name that cannot be
     differentiated by) raises ``ValueError`` naming it.
@@ -331,29 +332,30 @@ def _sensitivity_names(sensitivity):
 
 
 def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, removed):
-    """d(every ball's final (x, y))/d(``names``) in forward mode with both bounds: ``shot-sensitivity.csv`` and the
-    summary's lines. ``removed``: where each ball that left the cloth went (``_write``): its final centre is then
+    """d(every ball's final (x, y))/d(``names``) in forward mode, the steps judged by the derivatives' errors too
+    (``simulate``'s ``tangent_errors``): ``shot-sensitivity.csv`` and the summary's lines. ``removed``: where each ball that left the cloth went (``_write``): its final centre is then
     under the table, falling on, and its rows say so (the file's ``status`` column)."""
     rtol = min(rtol, SENSITIVITY_RTOL)
     print(f"differentiating the shot by {', '.join(names)} (forward mode, the steps judged by the derivatives' "
-          f"errors too, friction_steps and contact_steps on every family, rtol = {rtol:g}; compiling takes about "
-          "a minute) ...", flush=True)
+          f"errors too, rtol = {rtol:g}; compiling takes about a minute) ...", flush=True)
     strikes = [name for name, _ in STRIKE]
 
-    def final(values):
-        # the strike and the table with ``names`` set to ``values``, the table's model built from them
-        given = dict(zip(names, values))
+    def final(ratios):
+        # the strike and the table with ``names`` set to ``ratios`` times ``scales``, the table's model built from
+        # them: the tangents are per ``scales`` of each, so that the tangents' errors judge each direction on the
+        # scale of its own value (a modulus's per Pa would not be judged at all)
+        given = dict(zip(names, ratios * scales))
         shot = jnp.stack([given.get(name, strike[k]) for k, name in enumerate(strikes)])
         table = dataclasses.replace(p, **{name: x for name, x in given.items() if name not in strikes})
         model = billiard.table_model(table, balls, nose_height)
-        bounded = dict(settings(model, rtol), friction_steps=True, contact_steps=True)
         run = simulate(model, start(shot, table), times, FORMULATION, max_events=MAX_EVENTS,
-                       adjoint=diffrax.ForwardMode(), **bounded)
+                       adjoint=diffrax.ForwardMode(), **settings(model, rtol))
         return run.q[-1].reshape(-1, 7)[:, :2]
 
-    values = jnp.array([strike[strikes.index(name)] if name in strikes else getattr(p, name) for name in names],
-                       dtype=float)
-    jacobian = np.array(eqx.filter_jit(jax.jacfwd(final))(values))  # (balls, 2, parameters)
+    values = np.array([strike[strikes.index(name)] if name in strikes else getattr(p, name) for name in names],
+                      dtype=float)
+    scales = np.where(values == 0.0, 1.0, np.abs(values))  # (a value of 0, e.g. no spin: per unit)
+    jacobian = np.array(eqx.filter_jit(jax.jacfwd(final))(values / scales)) / scales  # (balls, 2, parameters)
     if "aim" in names:
         jacobian[..., names.index("aim")] *= np.pi / 180.0  # per degree of aim
     ball_names = billiard.RACK_BALLS[:balls]

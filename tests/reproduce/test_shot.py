@@ -111,7 +111,8 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
 @pytest.mark.slow
 def test_the_shots_sensitivity_matches_central_differences(tmp_path):
     """``shot(..., sensitivity=...)``: d(each ball's final centre)/d(speed, aim, topspin, sidespin, and the table's
-    ball–ball restitution and cloth friction) in forward mode with both bounds, against central differences of
+    ball–ball restitution and cloth friction) in forward mode (the steps judged by the derivatives' errors too),
+    against central differences of
     plain runs at rtol 1e-10 (the README's shot, 0.4 s: past the collision, before the drop). About a minute."""
     cue, ball, duration = (0.6, 0.1), (1.0, 0.4), 0.4
     names = [name for name, _ in table.STRIKE] + ["ball_restitution", "cloth_friction"]
@@ -139,9 +140,9 @@ def test_the_shots_sensitivity_matches_central_differences(tmp_path):
                         for k in range(len(names))], axis=-1)
     central[..., 1] *= np.pi / 180  # per degree of aim, as the file
     # at the derivative's rtol (table.SENSITIVITY_RTOL = 1e-8) the yellow ball's speed, aim, restitution and
-    # friction columns within 1.3e-5, 7e-6, 8.5e-5 and 4e-5 of their largest entries (measured), and every entry
-    # within 1.8e-5 m per unit of the strike and 5.3e-6 per relative change of the table's parameters (x ∂/∂x); at
-    # the shot's rtol 1e-5 they were up to 3.8e-4 (benchmarks/shot_gradient.py), which these bounds refuse
+    # friction columns within 7.5e-6, 2.2e-6, 9.9e-5 and 3.9e-6 of their largest entries (measured), and every entry
+    # within 3.8e-6 m per unit of the strike and 6.1e-6 per relative change of the table's parameters (x ∂/∂x); at
+    # the shot's rtol 1e-5 they were up to 2.3e-4 (benchmarks/shot_gradient.py), which these bounds refuse
     yellow = [0, 1, 4, 5]
     np.testing.assert_allclose(derivative[1][:, yellow], central[1][:, yellow], rtol=2e-4, atol=2e-6)
     scale = np.r_[1.0, 1.0, 1.0, 1.0, P.ball_restitution, P.cloth_friction]
@@ -153,9 +154,10 @@ def test_the_default_shots_sensitivity_through_the_hops_and_the_drop_matches_cen
     """``diffimpact shot --sensitivity speed aim`` with the defaults (4 s): the yellow ball drops into the foot-left
     pocket at 1.567 s and falls on under the table, the cue ball rebounds from the foot cushion and hops on the
     cloth (its landings are not events). Against central differences of plain runs at rtol 1e-10 (step 1e-5; 1e-6
-    gives the same to 0.4 %): at the shot's rtol 1e-5 the cue ball's dx/d(speed) came out −8.02 against −0.642;
-    at ``table.SENSITIVITY_RTOL`` the cue ball's columns are within 1.4 % of their largest entries and the
-    yellow ball's within 0.2 % (measured). About 2 min."""
+    gives the same to 0.4 %): at the shot's rtol 1e-5 the cue ball's dx/d(speed) came out −0.93 against −0.642
+    (−8.02 with the state's steps and both bounds); at ``table.SENSITIVITY_RTOL`` the cue ball's speed and aim
+    columns are within 0.1 % and 0.5 % of their largest entries and the yellow ball's within 0.02 % (measured; 1.4 %
+    and 0.2 % with the state's steps and both bounds). About 2 min."""
     table.shot(tmp_path, sensitivity=["speed", "aim"])
     columns = read_csv(tmp_path / "shot-sensitivity.csv")
     assert list(columns["status"]) == ["on the table", "pocketed in the foot-left pocket at 1.5670 s"]
@@ -188,7 +190,8 @@ def test_a_sliding_balls_sensitivity_to_its_speed_and_the_cloths_friction_is_the
     t_s = c v0, c = (1 − r)/(μ g), then rolls at r v0, r = 1/(1 + J/(m a²)) (a = R − δ_s/2, as in the rolling test
     above). At T = 0.4 s (it rolls from 0.29 s): s = v0² (c − μ g c²/2 − r c) + r v0 T, so ds/dv0 =
     2 v0 c (1 − r) − μ g c² v0 + r T and, with dc/dμ = −c/μ and μ g c = 1 − r, ds/dμ = −g c² v0²/2.
-    ``shot``'s sensitivity (forward mode, both bounds) against them (measured: 1.0e-5 and 9.2e-5 off). 35 s."""
+    ``shot``'s sensitivity (forward mode, the steps judged by the derivatives' errors too) against them (measured:
+    1.1e-5 and 1.0e-4 off; 1.0e-5 and 9.2e-5 with the state's steps and both bounds). 35 s."""
     table.shot(tmp_path, balls=(), aim=0.0, duration=0.4, sensitivity=["speed", "cloth_friction"])
     columns = read_csv(tmp_path / "shot-sensitivity.csv")
     v0, duration, mu, g = 2.0, 0.4, P.cloth_friction, P.gravity
