@@ -13,8 +13,10 @@ In one run, on the shipped data:
     ``fitting.fit`` runs) of the ``cushion`` compliant fit (12 shots, three
     parameters) and of the ``deflection`` fit (5 shots, two parameters).
 
-``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (``inf``: none), to
-see what the friction guard costs the fits' forward-mode Jacobians.
+``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (``inf``: none). It
+was for what the friction guard cost the fits' forward-mode Jacobians; those
+now run with the tangents' errors in the step-size control (forward mode's
+default), under which the guard is off, so it changes nothing here.
 
 Compile time is the first call minus the best later call (``_timing.timed``).
 The whole fits (``diffimpact fit cushion``, ``diffimpact fit deflection``)
