@@ -2,6 +2,7 @@
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
+                                        [--steps-at T ...]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
                                         [--friction-step C] [--passage-step C]
@@ -39,7 +40,9 @@ of times from this one process. Measured:
    through the friction's band bounded); it is also timed with
    ``friction_steps`` (both of its bounds; the programs of the check, left out with
    ``--no-friction-steps``), against the forward run with the same bounds and
-   against that of 1. (Under the tangents' errors the friction guard is off:
+   against that of 1. ``--steps-at T ...``: the accepted steps of the
+   forward run and of the gradient to each time T (the same programs, the
+   duration being traced), to see where the gradient's steps go. (Under the tangents' errors the friction guard is off:
    ``--guard`` changes nothing here; ``friction_guard.py`` runs without them.)
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
@@ -171,6 +174,8 @@ def main():
     parser.add_argument("--check-rtol", type=float, nargs="*", default=[1e-8, 1e-10],
                         help="the check's tight rtols (with friction_steps)")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
+    parser.add_argument("--steps-at", type=float, nargs="*", default=[], metavar="T",
+                        help="also the accepted steps of 1 and 2 to each of these times (s), the same programs")
     parser.add_argument("--no-friction-steps", action="store_true",
                         help="checks without friction_steps: the tight rtols then go without it, and the check at the "
                              "benchmark's rtol with it is left out (its steps grow with the check's duration)")
@@ -240,6 +245,10 @@ def main():
         print(f"compile ≈ {first - gradient_time:.1f} s, run {gradient_time:.3f} s ({int(steps)} steps); "
               f"gradient / forward run time {gradient_time / forward_time:.2f}×")
         print(f"   d(x, y)/d(e, μ) = {np.array2string(jacobian, precision=4)} m")
+    for t in args.steps_at:
+        forward_steps, gradient_steps = int(forward(theta, SPEED, t, rtol).steps), int(gradient(theta, t, rtol)[1])
+        print(f"   to {t:g} s: the forward run {forward_steps} steps, the gradient {gradient_steps} "
+              f"({gradient_steps / forward_steps:.1f}×)")
     friction = not args.no_friction_steps
     if friction:
         def bounded_call():
