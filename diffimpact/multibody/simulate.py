@@ -1584,6 +1584,22 @@ def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
     return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
 
 
+def _differentiated(x):
+    """0.0, or 1.0 in a forward-mode derivative with respect to anything ``x`` depends on (a custom JVP rule's
+    primal output), with no derivative of its own: for what only a derivative's steps do (``_SegmentController``'s
+    ``passages``)."""
+
+    @jax.custom_jvp
+    def flag(x):
+        return jnp.zeros(())
+
+    @flag.defjvp
+    def flag_jvp(primals, tangents):
+        return jnp.ones(()), jnp.zeros(())
+
+    return flag(x)
+
+
 @jax.custom_batching.custom_vmap
 def _worst_of_directions(state, tangent):
     """max(``state``, ``tangent``); under ``vmap`` over the tangents only (``jax.jacfwd``: one state, one tangent
@@ -1636,14 +1652,14 @@ class _SegmentController(_WrappedController):
     (``args[6]``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
     at the segment's end (``SaveAt(controller_state=True)``). With spatial
-    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``stable``: the
-    indices of the families whose friction's stability it bounds) or ``contact_steps`` (``contact``), every step
-    is also bounded by ``_step_bound``: the bound at the end of each
+    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
+    indices of the families it bounds) or ``contact_steps`` (``contact``), every step is also bounded by
+    ``_step_bound``: the bound at the end of each
     accepted step limits the next one; a rejected step is retried shorter
     than it was, so within the bound of the last accepted state. On the
-    families of ``friction`` (those of ``friction_steps``, and every family
-    with friction under ``_TangentErrors``) a step the error control accepts is also rejected
-    where a loaded slip moved too far in it (``_slip_passage``), and retried
+    families of ``friction``, and in a forward-mode derivative (``_differentiated``) on those of ``passages``
+    too (under ``_TangentErrors``: the other families with friction), a step the error control accepts is also
+    rejected where a loaded slip moved too far in it (``_slip_passage``), and retried
     in proportion; the ratio of an accepted step bounds the next one. The
     slips of the accepted state are kept in the controller's state, where
     the next step starts. ``friction_step``: the solver's h λ_F
@@ -1655,7 +1671,7 @@ class _SegmentController(_WrappedController):
     families: tuple = eqx.field(static=True)
     near: bool = eqx.field(static=True)
     friction: tuple = eqx.field(static=True)
-    stable: tuple = eqx.field(static=True)
+    passages: tuple = eqx.field(static=True)
     contact: tuple = eqx.field(static=True)
     friction_step: float = eqx.field(static=True)
     spin: bool = eqx.field(static=True)
@@ -1669,17 +1685,22 @@ class _SegmentController(_WrappedController):
     def bounded(self):
         return self.near or self.stability or self.contact or self.spin
 
+    @property
+    def tracked(self):
+        """The families whose loaded slips the controller keeps: those of ``friction`` and ``passages``."""
+        return tuple(sorted(self.friction + self.passages))
+
     def _bound(self, t, y, args):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
             _step_bound(self.families, t, y, args, self.near,
-                        (self.friction_step, self.stable) if self.stability else None,
+                        (self.friction_step, self.friction) if self.stability else None,
                         self.contact, self.controller.atol, self.spin))
 
     def wrap(self, direction):
         return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.stable, self.contact, self.friction_step, self.spin)
+                                  self.passages, self.contact, self.friction_step, self.spin)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         hint = jax.lax.stop_gradient(args[6])
@@ -1690,7 +1711,7 @@ class _SegmentController(_WrappedController):
         )
         if self.bounded:
             t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
-        slips = jax.lax.stop_gradient(_loaded_slips(self.friction, y0, args)) if self.friction else ()
+        slips = jax.lax.stop_gradient(_loaded_slips(self.tracked, y0, args)) if self.tracked else ()
         return t_next, (state, t_next - t0, slips)
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
@@ -1702,9 +1723,17 @@ class _SegmentController(_WrappedController):
             # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
             bound = self._bound(t1, y1_candidate, args)
             next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
-        if self.friction:
-            candidate = jax.lax.stop_gradient(_loaded_slips(self.friction, y1_candidate, args))
-            ratio = jax.lax.stop_gradient(_slip_passage(self.friction, slips, candidate, args))
+        if self.tracked:
+            candidate = jax.lax.stop_gradient(_loaded_slips(self.tracked, y1_candidate, args))
+
+            def passage(families):
+                chosen = [k in families for k in self.tracked]
+                return jax.lax.stop_gradient(_slip_passage(
+                    families, *([s for s, c in zip(x, chosen) if c] for x in (slips, candidate)), args))
+
+            ratio = passage(self.friction)
+            if self.passages:
+                ratio = jnp.maximum(ratio, jnp.where(_differentiated(y_error) > 0, passage(self.passages), 0.0))
             # (a candidate the error control rejected can be far off: only an accepted one is judged)
             fast = keep & (ratio > 1.0)
             step = 0.9 * (t1 - t0) / jnp.maximum(ratio, 1e-300)
@@ -1712,7 +1741,7 @@ class _SegmentController(_WrappedController):
             next_t1 = jnp.where(fast, t0 + step, jnp.where(keep, jnp.minimum(next_t1, next_t0 + step), next_t1))
             keep = keep & ~fast
         proposal = jnp.where(keep, next_t1 - next_t0, proposal)
-        if self.friction:
+        if self.tracked:
             # the accepted end is the next step's start (diffrax keeps y1_candidate as it is)
             slips = jax.tree.map(lambda new, old: jnp.where(keep, new, old), candidate, slips)
         return keep, next_t0, next_t1, jump, (state, proposal, slips), result
@@ -1955,11 +1984,13 @@ def _simulate_events(
     tangents = isinstance(controller, _TangentErrors)
     frictional = tuple(_with_friction(families, model))
     # a slip's passage through a band inside one step, which no error estimate sees, bounds the steps of every
-    # family with friction where the derivatives' errors set them; the stability bound is friction_steps' only
-    passages = tuple(sorted(set(friction_steps) | set(frictional))) if tangents else friction_steps
+    # family with friction where the derivatives' errors set them (``passages``: those friction_steps does not
+    # name); the stability bound is friction_steps' only
+    # (only in a derivative: a run that is not differentiated takes the steps it takes without them)
+    passages = tuple(k for k in frictional if k not in friction_steps) if tangents else ()
     if isinstance(controller, (dfx.PIDController, _TangentErrors)):
-        controller = _SegmentController(controller, tuple(families), near_distance is not None, passages,
-                                        friction_steps, contact_steps,
+        controller = _SegmentController(controller, tuple(families), near_distance is not None, friction_steps,
+                                        passages, contact_steps,
                                         _friction_step(solver) if friction_steps else None, _spin_bounded(model))
     adaptive = isinstance(controller, _SegmentController)
     guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents else None

@@ -243,7 +243,8 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
     alone (before their passages through the band) the forward-mode derivative at rtol = 1e-8 came out −0.331
     against −0.0235 (measured); now it is the closed form to 4e-11 (measured). The same without
     ``friction_steps`` where the tangents' errors set the steps (forward mode's default), whose passages' bound
-    is on for every family with friction (3.9e-10, measured); with neither, the state's steps alone, −0.331."""
+    is on for every family with friction (3.9e-10, measured); with neither, the state's steps alone, −0.331. That
+    bound is a derivative's only: a run that is not differentiated takes the state's steps either way."""
     field, band, mu, slip, duration = 1e4, 1e-3, 0.3, 5.0, 1e-3
     inertia = 0.5 * MASS * RADIUS**2
     ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
@@ -260,11 +261,12 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
         run = simulate(model, state, jnp.array([0.0, duration]), LagrangeMultipliers(), rtol=1e-8, atol=1e-11,
                        max_events=4, adjoint=diffrax.ForwardMode(), friction_steps=friction_steps,
                        tangent_errors=tangent_errors)
-        return run.v[-1, 2]
+        return run.v[-1, 2], run.steps
 
     def value_and_derivative(friction_steps, tangent_errors):
         run = functools.partial(final_spin, friction_steps=friction_steps, tangent_errors=tangent_errors)
-        return jax.jit(lambda v0: jax.jvp(run, (v0,), (1.0,)))(speed)
+        value, derivative, _ = jax.jit(lambda v0: jax.jvp(run, (v0,), (1.0,), has_aux=True))(speed)
+        return value, derivative
 
     value, derivative = value_and_derivative(True, False)
     torque = lever * mu * normal_force / inertia
@@ -276,6 +278,9 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
     np.testing.assert_allclose(float(derivative), -2 * torque / rate, rtol=1e-4)
     np.testing.assert_allclose(float(value_and_derivative(False, True)[1]), -2 * torque / rate, rtol=1e-4)
     assert abs(float(value_and_derivative(False, False)[1]) / (-2 * torque / rate) - 1) > 1.0
+    plain = [int(jax.jit(functools.partial(final_spin, friction_steps=False, tangent_errors=flag))(speed)[1])
+             for flag in (True, False)]
+    assert plain[0] == plain[1]
 
 
 def test_too_many_events_raise_even_when_only_the_events_are_used():
