@@ -99,9 +99,8 @@ def main():
               + ("the tangents' errors too" if args.bounded_tangent_errors else "the state's error alone"))
              for rtol in args.rtols]
     runs += [(rtol, False, True, "table.settings, the tangents' errors too (simulate's default)") for rtol in args.rtols]
-    # differentiated as ``table.shot``'s sensitivity is: by each value's ratio to its size (1 for a value of 0), so
-    # that the tangents' errors judge each direction on its own scale
-    sizes = np.where(values == 0.0, 1.0, np.abs(values))
+    # differentiated as ``table.shot``'s sensitivity is: by each value's ratio to its size
+    sizes = table.direction_scales(values)
     for rtol, bounded, tangents, label in runs:
         jacobian = eqx.filter_jit(jax.jacfwd(lambda u: final(u * sizes, rtol, bounded, diffrax.ForwardMode(), tangents),
                                              has_aux=True))

@@ -1584,20 +1584,17 @@ def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
     return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
 
 
+@jax.custom_jvp
 def _differentiated(x):
-    """0.0, or 1.0 in a forward-mode derivative with respect to anything ``x`` depends on (a custom JVP rule's
-    primal output), with no derivative of its own: for what only a derivative's steps do (``_SegmentController``'s
+    """0.0, or 1.0 in a forward-mode derivative with respect to anything ``x`` depends on (the JVP rule's primal
+    output), with no derivative of its own: for what only a derivative's steps do (``_SegmentController``'s
     ``passages``)."""
+    return jnp.zeros(())
 
-    @jax.custom_jvp
-    def flag(x):
-        return jnp.zeros(())
 
-    @flag.defjvp
-    def flag_jvp(primals, tangents):
-        return jnp.ones(()), jnp.zeros(())
-
-    return flag(x)
+@_differentiated.defjvp
+def _differentiated_jvp(primals, tangents):
+    return jnp.ones(()), jnp.zeros(())
 
 
 @jax.custom_batching.custom_vmap

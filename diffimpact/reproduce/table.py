@@ -331,10 +331,18 @@ def _sensitivity_names(sensitivity):
     return tuple(dict.fromkeys(names))
 
 
+def direction_scales(values):
+    """The sizes by which ``shot``'s sensitivity differentiates its parameters at ``values``: |value|, 1 for a value
+    of 0 (e.g. no spin: per unit), so that the tangents' errors judge each direction on the scale of its own value."""
+    values = np.asarray(values, dtype=float)
+    return np.where(values == 0.0, 1.0, np.abs(values))
+
+
 def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, removed):
     """d(every ball's final (x, y))/d(``names``) in forward mode, the steps judged by the derivatives' errors too
-    (``simulate``'s ``tangent_errors``): ``shot-sensitivity.csv`` and the summary's lines. ``removed``: where each ball that left the cloth went (``_write``): its final centre is then
-    under the table, falling on, and its rows say so (the file's ``status`` column)."""
+    (``simulate``'s ``tangent_errors``): ``shot-sensitivity.csv`` and the summary's lines. ``removed``: where each
+    ball that left the cloth went (``_write``): its final centre is then under the table, falling on, and its rows
+    say so (the file's ``status`` column)."""
     rtol = min(rtol, SENSITIVITY_RTOL)
     print(f"differentiating the shot by {', '.join(names)} (forward mode, the steps judged by the derivatives' "
           f"errors too, rtol = {rtol:g}; compiling takes about a minute) ...", flush=True)
@@ -354,7 +362,7 @@ def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, 
 
     values = np.array([strike[strikes.index(name)] if name in strikes else getattr(p, name) for name in names],
                       dtype=float)
-    scales = np.where(values == 0.0, 1.0, np.abs(values))  # (a value of 0, e.g. no spin: per unit)
+    scales = direction_scales(values)
     jacobian = np.array(eqx.filter_jit(jax.jacfwd(final))(values / scales)) / scales  # (balls, 2, parameters)
     if "aim" in names:
         jacobian[..., names.index("aim")] *= np.pi / 180.0  # per degree of aim
