@@ -2,7 +2,7 @@
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
-                                        [--steps-at T ...]
+                                        [--steps-at T ...] [--plain-forward-mode]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
                                         [--friction-step C] [--passage-step C]
@@ -42,7 +42,10 @@ of times from this one process. Measured:
    ``--no-friction-steps``), against the forward run with the same bounds and
    against that of 1. ``--steps-at T ...``: the accepted steps of the
    forward run and of the gradient to each time T (the same programs, the
-   duration being traced), to see where the gradient's steps go. (Under the tangents' errors the friction guard is off:
+   duration being traced), to see where the gradient's steps go. ``--plain-forward-mode``: the run of 1 given
+   ``adjoint=diffrax.ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
+   errors (``simulate``'s default there, whose steps are the state's, but which computes the loaded slips of
+   every family with friction for the passages' bound of a derivative) and without: compile and run of each. (Under the tangents' errors the friction guard is off:
    ``--guard`` changes nothing here; ``friction_guard.py`` runs without them.)
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
@@ -176,6 +179,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
     parser.add_argument("--steps-at", type=float, nargs="*", default=[], metavar="T",
                         help="also the accepted steps of 1 and 2 to each of these times (s), the same programs")
+    parser.add_argument("--plain-forward-mode", action="store_true",
+                        help="also the run of 1 given ForwardMode, not differentiated, with and without the "
+                             "tangents' errors")
     parser.add_argument("--no-friction-steps", action="store_true",
                         help="checks without friction_steps: the tight rtols then go without it, and the check at the "
                              "benchmark's rtol with it is left out (its steps grow with the check's duration)")
@@ -232,6 +238,14 @@ def main():
     print(f"\n1. forward, {args.duration:g} s: compile ≈ {first - forward_time:.1f} s, run {forward_time:.3f} s, "
           f"{int(run.steps)} steps, {int(run.segments)} segments, {int(run.events.count)} contact events; "
           f"cue ball ends at ({xy[0]:.4f}, {xy[1]:.4f}) m")
+
+    if args.plain_forward_mode:
+        for errors in (True, False):
+            plain = jax.jit(lambda th, errors=errors: run_break(th, SPEED, args.duration, rtol, events,
+                                                                diffrax.ForwardMode(), tangent_errors=errors))
+            first, plain_time = timed(lambda: plain(theta).q, repeats=args.repeats)
+            print(f"   given ForwardMode, not differentiated, tangent_errors={errors}: compile ≈ "
+                  f"{first - plain_time:.1f} s, run {plain_time:.3f} s ({int(plain(theta).steps)} steps)")
 
     def grad_call():
         last["gradient"] = gradient(theta, args.duration, rtol)

@@ -2,7 +2,7 @@
 
     python benchmarks/rolling_hop.py [--passage-step C] [--friction-step C] [--cloth-damping-ratio ZETA]
                                      [--duration 0.3] [--lift 2e-5] [--rtols 1e-3 1e-6 1e-8]
-                                     [--project-tangents THETA] [--guard FACTOR]
+                                     [--project-tangents THETA] [--tangent-errors] [--guard FACTOR]
 
 One ball on the full table (``billiard.table_model(p, balls=1)``) at
 (−0.6, 0) m, rolling along +x at v0 = 1 m/s (``rolling_spin``), started
@@ -26,6 +26,11 @@ bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
 ``_tangent_projection.py`` (the slips' tangents that relax faster than
 THETA/h projected after each step of length h; a design tried, not the
 package's); the central differences are of the package's runs.
+``--tangent-errors`` runs the derivatives as ``simulate``'s forward mode
+does by default: the tangents' errors in the step-size control and the
+passages' bound (``tangent_errors=True``), without ``friction_steps``; with
+``--project-tangents`` it measures whether the projection shortens those
+steps.
 ``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (a differentiated
 run stops at a step with h λ_F beyond FACTOR stability intervals; ``inf``:
 no guard, the derivative as the steps give it; the tangent projection at
@@ -62,6 +67,8 @@ def main():
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-6, 1e-8])
     parser.add_argument("--project-tangents", type=float, default=None, metavar="THETA",
                         help="the derivatives with the slips' stiff tangents projected (_tangent_projection.py)")
+    parser.add_argument("--tangent-errors", action="store_true",
+                        help="the derivatives under the tangents' errors (forward mode's default), no friction_steps")
     args = parser.parse_args()
     module = _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
@@ -71,22 +78,25 @@ def main():
     if args.project_tangents is not None:
         formulation = ProjectedTangents(formulation.alpha, formulation.beta, args.project_tangents)
 
-    def run(v0, rtol, adjoint=None, formulation=table.FORMULATION):
+    def run(v0, rtol, adjoint=None, formulation=table.FORMULATION, tangent_errors=False):
         velocity = jnp.stack([v0, 0.0])
         q, v = billiard.ball_state(p, jnp.array([CENTRE]), velocity[None], billiard.rolling_spin(p, velocity)[None])
         trajectory = simulate(model, State(q.at[2].add(args.lift), v), jnp.stack([0.0, args.duration]),
-                              formulation, max_events=20, adjoint=adjoint, friction_steps=True, tangent_errors=False,
+                              formulation, max_events=20, adjoint=adjoint, friction_steps=not tangent_errors,
+                              tangent_errors=tangent_errors,
                               **{**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol})
         return trajectory.q[-1, 0], trajectory.steps
 
     forward = jax.jit(run)
-    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, diffrax.ForwardMode(), formulation),
+    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, diffrax.ForwardMode(), formulation,
+                                                                         args.tangent_errors),
                                                   (v0,), (1.0,)))
     print(f"one ball rolling at {SPEED} m/s from {CENTRE} m, started {args.lift:g} m high, "
           f"{args.duration:g} s, cloth damping ratio {args.cloth_damping_ratio:g}; friction_steps with "
           f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
           + ("" if args.project_tangents is None else f"; tangents projected at h λ > {args.project_tangents:g}")
-          + f"; FRICTION_GUARD = {module.FRICTION_GUARD:g}")
+          + f"; FRICTION_GUARD = {module.FRICTION_GUARD:g}"
+          + ("; derivatives under the tangents' errors, without friction_steps" if args.tangent_errors else ""))
     differences = [(float(forward(SPEED * (1 + h), 1e-10)[0]) - float(forward(SPEED * (1 - h), 1e-10)[0]))
                    / (2 * h * SPEED) for h in STEPS]
     print("  central differences at rtol 1e-10: " + ", ".join(
