@@ -45,8 +45,9 @@ of times from this one process. Measured:
    duration being traced), to see where the gradient's steps go. ``--plain-forward-mode``: the run of 1 given
    ``adjoint=diffrax.ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
    errors (``simulate``'s default there, whose steps are the state's, but which computes the loaded slips of
-   every family with friction for the passages' bound of a derivative) and without: compile and run of each. (Under the tangents' errors the friction guard is off:
-   ``--guard`` changes nothing here; ``friction_guard.py`` runs without them.)
+   every family with friction for the passages' bound of a derivative) and without: compile and run of each.
+   (Under the tangents' errors the friction guard is off: ``--guard`` changes nothing here; ``friction_guard.py``
+   runs without them.)
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's
@@ -243,9 +244,13 @@ def main():
         for errors in (True, False):
             plain = jax.jit(lambda th, errors=errors: run_break(th, SPEED, args.duration, rtol, events,
                                                                 diffrax.ForwardMode(), tangent_errors=errors))
-            first, plain_time = timed(lambda: plain(theta).q, repeats=args.repeats)
+            def plain_call(plain=plain):
+                last["plain"] = plain(theta)
+                return last["plain"].q
+
+            first, plain_time = timed(plain_call, repeats=args.repeats)
             print(f"   given ForwardMode, not differentiated, tangent_errors={errors}: compile ≈ "
-                  f"{first - plain_time:.1f} s, run {plain_time:.3f} s ({int(plain(theta).steps)} steps)")
+                  f"{first - plain_time:.1f} s, run {plain_time:.3f} s ({int(last['plain'].steps)} steps)")
 
     def grad_call():
         last["gradient"] = gradient(theta, args.duration, rtol)
