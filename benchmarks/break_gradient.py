@@ -2,7 +2,7 @@
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
-                                        [--steps-at T ...] [--plain-forward-mode]
+                                        [--steps-at T ...] [--kernels T] [--plain-forward-mode]
                                         [--no-friction-steps] [--cloth-coulomb V_REG] [--cloth-damping-ratio ZETA]
                                         [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
                                         [--friction-step C] [--passage-step C]
@@ -42,7 +42,11 @@ of times from this one process. Measured:
    ``--no-friction-steps``), against the forward run with the same bounds and
    against that of 1. ``--steps-at T ...``: the accepted steps of the
    forward run and of the gradient to each time T (the same programs, the
-   duration being traced), to see where the gradient's steps go. ``--plain-forward-mode``: the run of 1 given
+   duration being traced), to see where the gradient's steps go. ``--kernels T``: the XLA kernels a step of
+   the forward run and of the gradient over T s (the same programs; ``_kernels.profile``), by kind and by the
+   innermost Python frame of their instructions, and µs a step (best of ``--repeats``), to see what a
+   gradient step costs beside a forward step (keep T short: the profiler holds every kernel's event, 4.5
+   million for the gradient's 0.15 s). ``--plain-forward-mode``: the run of 1 given
    ``adjoint=diffrax.ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
    errors (``simulate``'s default there, whose steps are the state's, but which computes the loaded slips of
    every family with friction for the passages' bound of a derivative) and without: compile and run of each.
@@ -111,6 +115,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import _bounds
+from _kernels import profile
 from _timing import timed
 from diffimpact.contact import Coulomb
 from diffimpact.multibody import simulate
@@ -180,6 +185,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=1, help="timed runs after the first call")
     parser.add_argument("--steps-at", type=float, nargs="*", default=[], metavar="T",
                         help="also the accepted steps of 1 and 2 to each of these times (s), the same programs")
+    parser.add_argument("--kernels", type=float, default=0.0, metavar="T",
+                        help="also the XLA kernels a step of 1 and 2 over T s, by kind and by source (0: skip; the "
+                             "profiler keeps every kernel's event: 0.15 s ran in 23 GB of memory, 0.5 s did not)")
     parser.add_argument("--plain-forward-mode", action="store_true",
                         help="also the run of 1 given ForwardMode, not differentiated, with and without the "
                              "tangents' errors")
@@ -268,6 +276,17 @@ def main():
         forward_steps, gradient_steps = int(forward(theta, SPEED, t, rtol).steps), int(gradient(theta, t, rtol)[1])
         print(f"   to {t:g} s: the forward run {forward_steps} steps, the gradient {gradient_steps} "
               f"({gradient_steps / forward_steps:.1f}×)")
+    if args.kernels > 0:
+        programs = (("forward", jax.jit(lambda th, t: forward(th, SPEED, t, rtol).steps)),
+                    ("gradient", jax.jit(lambda th, t: gradient(th, t, rtol)[1])))
+        for name, program in programs:
+            steps = int(program(theta, args.kernels))
+            by_frame, by_kind = profile(program, theta, args.kernels)
+            _, seconds = timed(program, theta, args.kernels, repeats=args.repeats)
+            print(f"   the {name} run's kernels, {args.kernels:g} s: {steps} steps, "
+                  f"{sum(by_kind.values()) / steps:.0f} kernels a step, {1e6 * seconds / steps:.0f} µs a step")
+            print("      by kind: " + ", ".join(f"{kind} {n / steps:.1f}" for kind, n in by_kind.most_common(4)))
+            print("      by source: " + ", ".join(f"{where} {n / steps:.1f}" for where, n in by_frame.most_common(8)))
     friction = not args.no_friction_steps
     if friction:
         def bounded_call():
