@@ -62,7 +62,9 @@ of times from this one process. Measured:
    1e-3 rtol) with ``friction_steps`` (without, given ``--no-friction-steps``): without it the forward-mode
    derivatives grow through the stiff friction of the first ball–ball
    collision at any tolerance (docs/RESULTS.md, "The break's μ derivative:
-   stiff friction, not a turning point"). Same compiled functions as 1 and 2
+   stiff friction, not a turning point"). Then the run's own error beside its derivatives' errors, in metres:
+   the cue ball's x at each check less that at the last (the tightest), and (e, μ) ∂x/∂(e, μ), the derivatives
+   per relative change of each parameter, less the last's. Same compiled functions as 1 and 2
    (duration and tolerances are traced arguments). ``--cloth-coulomb V_REG``
    runs everything with the cloth's Ambrósio band (c_d's slope jumps at v0
    and v1) replaced by the smooth ``Coulomb(μ, V_REG)``, to see what the
@@ -312,6 +314,7 @@ def main():
     print(f"\n3. check against central differences, {t:g} s (forward mode; central differences at relative steps "
           f"{', '.join(f'{h:g}' for h in STEPS)})")
     checks = ((rtol, False),) + ((rtol, True),) * friction + tuple((tol, friction) for tol in args.check_rtol)
+    cue_x = {}  # the cue ball's x at each check, for its error against the tightest
     for tol, steps in checks:
         def check_call():
             last["check"] = gradient(theta, t, tol, steps)
@@ -324,6 +327,7 @@ def main():
             continue
         _, forward_time = timed(lambda: forward(theta, SPEED, t, tol, steps).q, repeats=args.repeats)
         jacobian, count = (np.asarray(x) for x in last["check"])
+        cue_x[tol, steps] = (float(_cue_xy(forward(theta, SPEED, t, tol, steps))[0]), jacobian[0] * np.asarray(theta))
         columns = []
         for h in STEPS:
             columns.append(np.stack([
@@ -338,6 +342,14 @@ def main():
             error = np.abs(jacobian[0] - fd[0]) / np.abs(fd[0])
             print(f"      central differences, step {h:g}: dx/d(e, μ) = {np.array2string(fd[0], precision=5)}; "
                   f"relative difference {np.array2string(error, formatter={'float_kind': lambda v: f'{v:.1e}'})}")
+    if len(cue_x) > 1:  # the run's own error beside its derivatives' errors, both in metres
+        (tight_tol, tight_steps), (tight_x, tight_scaled) = list(cue_x.items())[-1]
+        print(f"   against the check at rtol {tight_tol:g}{' with friction_steps' if tight_steps else ''}, in m "
+              f"((e, μ) ∂x/∂(e, μ): x's change per relative change of each):")
+        for (tol, steps), (x, scaled) in list(cue_x.items())[:-1]:
+            print(f"      rtol {tol:g}{' with friction_steps' if steps else ''}: the cue ball's x off by "
+                  f"{x - tight_x:+.2e}, (e, μ) ∂x/∂(e, μ) off by "
+                  f"{np.array2string(scaled - tight_scaled, formatter={'float_kind': lambda v: f'{v:+.2e}'})}")
 
     if args.batch < 1:
         return
