@@ -442,10 +442,10 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     of the steps are not the motion's. The plain run is right (the rolling speed in closed form) and raises
     nothing; reverse mode (``jax.grad``, the default adjoint) raises the friction guard's error, and so does
     forward mode (``jax.jvp``, ``ForwardMode``) through ``DirectCorrection``, whose projection wraps the solver
-    as well. (Forward mode without it, and with ``friction_steps``, where the derivative is the closed form: the
-    test below, ``friction_steps`` naming the wall alone, then the ground.) The guard's limit: ``FRICTION_GUARD``
-    intervals of an explicit solver without ``friction_steps``, none where the solver is stable on the friction
-    or ``friction_steps`` bounds the steps within it."""
+    as well. (Forward mode's error without it, and its closed-form derivative with ``friction_steps``: the test
+    below, naming the wall alone, then the ground.) The guard's limit: ``FRICTION_GUARD`` intervals of an explicit
+    solver without ``friction_steps``, none where the solver is stable on the friction or ``friction_steps``
+    bounds the steps within it."""
     tsit5_guard = FRICTION_GUARD * _stability_interval(diffrax.Tsit5())
     assert _friction_guard(diffrax.Tsit5(), (), (1,)) == tsit5_guard
     assert _friction_guard(diffrax.Bosh3(), (), (1,)) == FRICTION_GUARD * _stability_interval(diffrax.Bosh3())
@@ -487,10 +487,9 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
 def test_friction_steps_bound_only_the_families_they_name():
     """The rolling disc of the test above beside a wall with friction that it never reaches (force 2). Naming the
     ground (force 1) bounds the steps where the disc rolls, and the forward-mode derivative of the rolling speed is
-    the closed form ratio/(1 + ratio), as ``friction_steps=True`` bounds the steps of the disc alone; naming the
-    wall alone leaves the rolling unbounded, and the friction guard stops the derivative as without
-    ``friction_steps`` (the steps set by the state's error alone: ``tangent_errors=False``). A frictionless family
-    (the ground of a ball without friction) cannot be named."""
+    the closed form ratio/(1 + ratio); naming the wall alone leaves the rolling unbounded, and the friction guard
+    stops the derivative as without ``friction_steps`` (the steps set by the state's error alone:
+    ``tangent_errors=False``). A frictionless family (the ground of a ball without friction) cannot be named."""
     mu, stiffness, v0 = 0.3, 1e6, 1.0
     law = HertzLinearDamper(stiffness, EXPONENT, 500.0)
     ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
