@@ -12,7 +12,12 @@ new operation, shape and dtype once per process), by test file and by the
 innermost line of the package and of the tests that asked for them. It also
 times Python's full (generation-2) garbage collections (``gc.callbacks``),
 which walk the whole heap of a worker, and sums them by process, with each
-process's peak resident memory.
+process's peak resident memory. And it records every call of ``simulate``'s
+compiled functions (``_simulate_events``, ``_simulate``) made outside any
+trace, by the structure of its arguments: a call whose structure is that of an
+earlier call of the same process, with other shapes (the save times) or other
+static values (``max_events``), compiles a program of its own; the summary
+lists such calls with what differs, the compiles a test could share.
 
     rm -rf /tmp/suite-compiles
     PYTHONPATH=benchmarks python -m pytest -q -m "not slow" -n 2 --dist loadfile -p suite_compiles
@@ -43,6 +48,10 @@ KINDS = {
 SMALL = 0.2
 #: The kinds of a full garbage collection's record and of the process's peak memory (GB).
 GC, PEAK = "full gc", "peak memory"
+#: The kind of a record of a call of ``simulate``'s compiled functions (the arguments' structure, as JSON).
+CALL = "simulate call"
+#: The compiled functions of ``diffimpact.multibody.simulate`` whose calls are recorded.
+SIMULATE = ("_simulate_events", "_simulate")
 
 
 def _plugin():
@@ -70,6 +79,7 @@ def _plugin():
                 out.write(f"{current[0]}\t{GC}\t{time.perf_counter() - started[0]:.4f}\t\t\n")
 
     gc.callbacks.append(collection)
+    _record_simulate_calls(out, current)
 
     class Plugin:
         @pytest.hookimpl(hookwrapper=True)
@@ -83,6 +93,52 @@ def _plugin():
             out.flush()
 
     return Plugin()
+
+
+def _record_simulate_calls(out, current):
+    """Wrap ``simulate``'s compiled functions so that each call outside any trace writes its arguments'
+    structure: the tree, and each leaf as its shape and dtype (an array) or its ``repr`` (a static value)."""
+    import importlib
+    import json
+
+    import equinox as eqx
+    import jax
+
+    module = importlib.import_module("diffimpact.multibody.simulate")
+    for name in SIMULATE:
+        def recorded(*args, _compiled=getattr(module, name), _name=name):
+            leaves, tree = jax.tree_util.tree_flatten(args)
+            if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):  # (traced: part of another program)
+                described = [f"{leaf.dtype}{list(leaf.shape)}" if eqx.is_array(leaf) else repr(leaf)[:80]
+                             for leaf in leaves]
+                record = json.dumps({"tree": str(hash(str(tree))), "leaves": described})
+                out.write(f"{current[0]}\t{CALL}\t0\t{_name}\t{record}\n")
+            return _compiled(*args)
+
+        setattr(module, name, recorded)
+
+
+def _shareable(processes):
+    """The recorded calls whose tree is an earlier distinct call's of the same process: (test, function, the
+    earlier call's test, [(earlier leaf, this leaf)]) for each, fewest differences first."""
+    import json
+
+    found = []
+    for records in processes:
+        seen = {}
+        for test, _, _, name, record in records:
+            call = json.loads(record)
+            key = (name, call["tree"], tuple(call["leaves"]))
+            if key in seen:
+                continue
+            earlier = [(other, [(a, b) for a, b in zip(leaves, call["leaves"]) if a != b])
+                       for (other_name, tree, leaves), other in seen.items()
+                       if other_name == name and tree == call["tree"] and len(leaves) == len(call["leaves"])]
+            if earlier:
+                other, differences = min(earlier, key=lambda pair: len(pair[1]))
+                found.append((test, name, other, differences))
+            seen[key] = test
+    return sorted(found, key=lambda row: len(row[3]))
 
 
 def _callers():
@@ -110,7 +166,8 @@ def main():
     files = [[line.split("\t") for line in path.read_text().splitlines()] for path in DIRECTORY.glob("*.tsv")]
     full_collections = [[float(duration) for _, kind, duration, _, _ in process if kind == GC] for process in files]
     peaks = [[float(size) for _, kind, size, _, _ in process if kind == PEAK] for process in files]
-    processes = [[record for record in process if record[1] not in (GC, PEAK)] for process in files]
+    calls = [[record for record in process if record[1] == CALL] for process in files]
+    processes = [[record for record in process if record[1] not in (GC, PEAK, CALL)] for process in files]
     rows = [(test, kind, float(duration), name.removeprefix("jit(").removesuffix(")"))
             for records in processes for test, kind, duration, name, _ in records]
     if not rows:
@@ -156,6 +213,12 @@ def main():
         print(f"\nsmall programs by the {title} that asked for them (innermost; '-': none) (s):")
         for line, total in lines.most_common(args.top):
             print(f"{total:8.1f}  {line}")
+    shareable = _shareable(calls)
+    print(f"\ncalls of {' and '.join(SIMULATE)} that compile again what an earlier call of their process compiled, "
+          f"but for the leaves shown (earlier -> this): {len(shareable)}")
+    for test, name, other, differences in shareable[:args.top]:
+        shown = "; ".join(f"{a} -> {b}" for a, b in differences[:3]) + (" ..." if len(differences) > 3 else "")
+        print(f"  {test[:100]}\n      {name}, as {other.split('::')[-1][:60]}: {shown}")
 
 
 if __name__ == "__main__":
