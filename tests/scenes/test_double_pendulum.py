@@ -151,7 +151,8 @@ def test_both_modes_through_direct_corrections_projection_match_central_differen
     # DirectCorrection projects every step in a solver wrapper (formulations.WrappedSolver). diffrax's
     # ForwardMode sets the stages' loop of the solver it is given (an AttributeError on the wrapper before),
     # and reverse mode needs that loop left as it is (a lax.while_loop, set for both, has no reverse mode).
-    times = jnp.array([0.0, 1.0])
+    # (As many save times as ``runs``, so that the central differences run its compiled DirectCorrection program.)
+    times = jnp.linspace(0.0, 1.0, TIMES.size)
 
     def final_angle(m2, adjoint=None):
         params = dp.Parameters(m2=m2)
