@@ -37,6 +37,10 @@ from diffimpact.multibody.simulate import (
 
 MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.5, 0.05, 1e7, 1.5, 0.6, 2.0
 G = 9.81
+#: Save times of a bounce, and save times and events of a landing: the runs of one model with these shapes share
+#: one compiled program.
+BOUNCE_SAVES = 41
+LANDING_SAVES, LANDING_EVENTS = 801, 8
 
 
 def ball_on_ground(law, gravity=0.0, friction=None):
@@ -48,7 +52,8 @@ def ball_on_ground(law, gravity=0.0, friction=None):
 def bounce(law, adjoint=None):
     """Gravity-free ball hitting the ground at SPEED from 1 cm; returns the trajectory."""
     state = State([0.0, RADIUS + 0.01, 0.0], [0.0, -SPEED, 0.0])
-    return simulate(ball_on_ground(law), state, jnp.linspace(0.0, 0.02, 41), LagrangeMultipliers(), adjoint=adjoint)
+    return simulate(ball_on_ground(law), state, jnp.linspace(0.0, 0.02, BOUNCE_SAVES), LagrangeMultipliers(),
+                    adjoint=adjoint)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +80,7 @@ def test_vmap_over_restitution_and_approach_speed():
     def rebound(restitution, speed):
         state = State(jnp.stack([0.0, RADIUS + 0.01, 0.0]), jnp.stack([0.0, -speed, 0.0]))
         model = ball_on_ground(OptimalDamping(STIFFNESS, EXPONENT, restitution))
-        run = simulate(model, state, jnp.linspace(0.0, 0.02, 41), LagrangeMultipliers())
+        run = simulate(model, state, jnp.linspace(0.0, 0.02, BOUNCE_SAVES), LagrangeMultipliers())
         return run.events.v[1, 1], run.events.count
 
     restitution, speed = jnp.array([0.2, 0.6, 0.9]), jnp.array([3.0, 2.0, 1.0])
@@ -94,8 +99,8 @@ def test_onset_event_matches_free_fall_time():
     height = 0.7
     model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
     state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
-    # (saved and with events as the rigid landing below, so that the same compiled program runs both)
-    run = simulate(model, state, jnp.linspace(0.0, 0.5, 801), LagrangeMultipliers(), max_events=8)
+    run = simulate(model, state, jnp.linspace(0.0, 0.5, LANDING_SAVES), LagrangeMultipliers(),
+                   max_events=LANDING_EVENTS)
     assert float(run.events.t[0]) == pytest.approx(np.sqrt(2 * height / G), abs=1e-9)
     # the Newton impulse reverses the velocity with factor e
     assert float(run.events.v[0, 1]) == pytest.approx(RESTITUTION * np.sqrt(2 * G * height), rel=1e-9)
@@ -286,8 +291,9 @@ def test_too_many_events_raise_even_when_only_the_events_are_used():
     dead-code elimination. (Saved and with events as the rigid landing below: the same compiled program.)"""
     model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
     state = State([0.0, RADIUS + 0.2, 0.0], [0.0, 0.0, 0.0])
-    with pytest.raises(Exception, match="more than max_events = 8"):
-        count = simulate(model, state, jnp.linspace(0.0, 1.0, 801), LagrangeMultipliers(), max_events=8).events.count
+    with pytest.raises(Exception, match=f"more than max_events = {LANDING_EVENTS}"):
+        count = simulate(model, state, jnp.linspace(0.0, 1.0, LANDING_SAVES), LagrangeMultipliers(),
+                         max_events=LANDING_EVENTS).events.count
         count.block_until_ready()
 
 
@@ -531,7 +537,7 @@ def dropped():
     def drop(restitution):
         model = ball_on_ground(OptimalDamping(SOFT, EXPONENT, restitution), gravity=G)
         state = State([0.0, RADIUS + 0.05, 0.0], [0.0, 0.0, 0.0])
-        return simulate(model, state, jnp.linspace(0.0, 1.0, 41), LagrangeMultipliers())
+        return simulate(model, state, jnp.linspace(0.0, 1.0, BOUNCE_SAVES), LagrangeMultipliers())
 
     return {e: drop(e) for e in (0.3, 0.2)}
 
@@ -599,8 +605,8 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     u = np.sqrt(2 * G * height)
     model = ball_on_ground(NewtonRestitution(restitution), gravity=G)
     state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
-    run = simulate(model, state, jnp.linspace(0.0, 0.8, 801), LagrangeMultipliers(), max_events=8,
-                   rest_speed=2 * u)
+    run = simulate(model, state, jnp.linspace(0.0, 0.8, LANDING_SAVES), LagrangeMultipliers(),
+                   max_events=LANDING_EVENTS, rest_speed=2 * u)
     events = run.events
     assert int(events.count) == 3 and all(bool(x) for x in events.onset[:3])
     # free flights: ẏ goes from its value after an impulse to −v_r in (ẏ⁺ + v_r)/g; the impulses are e u
@@ -609,7 +615,7 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     np.testing.assert_allclose(float(events.t[2] - events.t[1]), (restitution * 2 * u + 2 * u) / G, rtol=1e-9)
     assert float(events.q[1, 1]) < RADIUS
     assert float(events.v[1, 1]) == pytest.approx(restitution * 2 * u, rel=1e-9)
-    # Each of the 801 save times, over the segments that end at the last time of a 64-time save window
+    # Each of the LANDING_SAVES save times, over the segments that end at the last time of a 64-time save window
     # (``simulate.SAVE_WINDOW``), holds the free flight from the last event before it (Tsit5 is exact for it).
     t = np.asarray(run.t)
     start = np.concatenate([[0.0], np.asarray(events.t[:3])])
@@ -619,7 +625,7 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     tau = t - start[last]
     np.testing.assert_allclose(np.asarray(run.q[:, 1]), y0[last] + v0[last] * tau - G * tau**2 / 2, rtol=0,
                                atol=1e-12)
-    assert int(run.segments) > 800 // 64  # the windows' ends are segments too
+    assert int(run.segments) > (LANDING_SAVES - 1) // 64  # the windows' ends are segments too
 
 
 def test_return_onto_the_recovering_surface(dropped):
