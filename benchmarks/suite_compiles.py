@@ -31,6 +31,8 @@ compile times do not.
 import argparse
 import collections
 import gc
+import importlib
+import json
 import os
 import pathlib
 import resource
@@ -98,9 +100,6 @@ def _plugin():
 def _record_simulate_calls(out, current):
     """Wrap ``simulate``'s compiled functions so that each call outside any trace writes its arguments'
     structure: the tree, and each leaf as its shape and dtype (an array) or its ``repr`` (a static value)."""
-    import importlib
-    import json
-
     import equinox as eqx
     import jax
 
@@ -121,8 +120,6 @@ def _record_simulate_calls(out, current):
 def _shareable(processes):
     """The recorded calls whose tree is an earlier distinct call's of the same process: (test, function, the
     earlier call's test, [(earlier leaf, this leaf)]) for each, fewest differences first."""
-    import json
-
     found = []
     for records in processes:
         seen = {}
