@@ -256,6 +256,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     rtol = float(check_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True))
     cue = (p.cue_x, 0.0) if cue is None else tuple(cue)
     centres = np.array([cue, *balls], dtype=float).reshape(-1, 2)
+    nose_height = p.nose_height() if nose else None
+    billiard.table_state(p, centres, np.zeros_like(centres), nose_height=nose_height)  # placed, before aimed
     aimed = ""
     if aim is not None:
         aim = np.radians(float(check_range("aim", aim)))
@@ -266,7 +268,6 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         aim, aimed = float(np.arctan2(towards[1], towards[0])), " at the yellow ball's centre"
     else:
         aim, aimed = billiard.ghost_ball_aim(p, centres[0], centres[1], pocket), f" into the {pocket} pocket"
-    nose_height = p.nose_height() if nose else None
 
     def start(strike, p):
         # the table's state from the strike (speed, aim (rad), topspin and sidespin ratios), differentiable in it

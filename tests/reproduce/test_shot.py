@@ -97,6 +97,10 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
     assert main(["shot", "--ball", "-0.62", "0.0", "--full-ball", "--out", str(tmp_path)]) == 2
     assert "no two balls may overlap (touching is allowed); got cue at (-0.635, 0) m and yellow at (-0.62, 0) m" \
         in capsys.readouterr().err
+    # placed before aimed: a cue ball off the table is said to be, not to make an impossible cut
+    assert main(["shot", "--cue", "2", "0", "--out", str(tmp_path)]) == 2
+    assert "every ball must be on the table, its centre inside the rails; got cue at (2, 0) m" \
+        in capsys.readouterr().err
     assert main(["shot", "--pocket", "middle", "--out", str(tmp_path)]) == 2
     assert "pocket must be one of foot-left" in capsys.readouterr().err
     assert main(["shot", "--speed", "-1", "--out", str(tmp_path)]) == 2
