@@ -7,6 +7,7 @@ import sys
 
 import optimistix as optx
 
+from diffimpact.multibody import step_control
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -35,20 +36,20 @@ def add_options(parser):
 
 
 def apply(args):
-    """Set the options' constants in ``diffimpact.multibody.simulate`` (read when ``simulate`` is traced: call
-    before any run); returns that module."""
-    module = sys.modules["diffimpact.multibody.simulate"]
+    """Set the options' constants in ``diffimpact.multibody.step_control`` and ``ERROR_NORM`` in
+    ``diffimpact.multibody.simulate`` (read when ``simulate`` is traced: call before any run); returns
+    ``step_control``."""
     if args.friction_step is not None:
-        module.FRICTION_STEP = args.friction_step
+        step_control.FRICTION_STEP = args.friction_step
     if args.passage_step is not None:
-        module.PASSAGE_STEP = args.passage_step
+        step_control.PASSAGE_STEP = args.passage_step
     if args.spin_step is not None:
-        module.SPIN_STEP = args.spin_step
+        step_control.SPIN_STEP = args.spin_step
     if args.guard is not None:
-        module.FRICTION_GUARD = args.guard
+        step_control.FRICTION_GUARD = args.guard
     if args.error_norm is not None:
-        module.ERROR_NORM = NORMS[args.error_norm]
-    return module
+        sys.modules["diffimpact.multibody.simulate"].ERROR_NORM = NORMS[args.error_norm]
+    return step_control
 
 
 def add_contact_steps(parser):

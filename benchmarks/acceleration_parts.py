@@ -23,9 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody import LagrangeMultipliers
+from diffimpact.multibody import LagrangeMultipliers, events, step_control
 from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
 from saddle_point import perturbed_break
 
 simulation = sys.modules["diffimpact.multibody.simulate"]
@@ -86,9 +85,9 @@ def main():
         ("    cloth (16)", lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball pairs (120)", lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball–cushion (96)", lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)), model),
-        ("event function", lambda m, q, v: simulation._event_values(families, t, (q, v), args_of(m))[0], model),
+        ("event function", lambda m, q, v: events._event_values(families, t, (q, v), args_of(m))[0], model),
         ("near distance's and spins' step bound",
-         lambda m, q, v: simulation._step_bound(families, t, (q, v), args_of(m), True, None, (), 0.0, True), model),
+         lambda m, q, v: step_control._step_bound(families, t, (q, v), args_of(m), True, None, (), 0.0, True), model),
     ]
     print(f"16-ball table, one evaluation (best of {args.repeats} compiled loops of {args.evaluations})")
     for name, part, on in parts:

@@ -24,7 +24,6 @@ docs/RESULTS.md, "Pocketed balls out of the scene; the landings on the cloth".
 
 import argparse
 import functools
-import sys
 import time
 
 import equinox as eqx
@@ -33,12 +32,11 @@ import jax.numpy as jnp
 import numpy as np
 
 import random_shots
-from diffimpact.multibody import simulate
+from diffimpact.multibody import events, simulate, step_control
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
-SIMULATE = sys.modules["diffimpact.multibody.simulate"]
-PACKAGE_BOUND = SIMULATE._step_bound
+PACKAGE_BOUND = step_control._step_bound
 
 
 def landing_bound(floor):
@@ -52,7 +50,7 @@ def landing_bound(floor):
             if model.forces[k].located:
                 continue
             penetration, rate = model.forces[k].penetration_rate(q, v)
-            approaching = (status_k < SIMULATE.REMOVED) & (penetration <= 0) & (rate > 0)
+            approaching = (status_k < events.REMOVED) & (penetration <= 0) & (rate > 0)
             lengths = jnp.maximum(-penetration, floor) / jnp.where(approaching, 2.0 * rate, 1.0)
             h = jnp.minimum(h, jnp.min(jnp.where(approaching, lengths, jnp.inf)))
         return h
@@ -86,7 +84,7 @@ def main():
     # not fall on one setting
     runs, calls = {}, {}
     for name, m, bound, max_events in settings:
-        SIMULATE._step_bound = bound
+        step_control._step_bound = bound
         jax.clear_caches()
         params, static = eqx.partition(m, eqx.is_array)
         run_case = jax.jit(lambda params, state, times: simulate(
@@ -95,7 +93,7 @@ def main():
             times = table.save_times(duration)
             calls[name, case] = functools.partial(run_case.lower(params, state, times).compile(), params, state, times)
             runs[name, case] = jax.block_until_ready(calls[name, case]())
-    SIMULATE._step_bound = PACKAGE_BOUND
+    step_control._step_bound = PACKAGE_BOUND
     best = {}
     for _ in range(args.repeats):
         for key, call in calls.items():

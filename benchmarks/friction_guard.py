@@ -15,7 +15,6 @@ alone (``tangent_errors=False``): where the tangents' errors, forward mode's def
 """
 
 import argparse
-import sys
 
 import diffrax
 import jax
@@ -23,9 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from break_gradient import SPEED, _or_failure, _run
+from diffimpact.multibody import step_control
 from diffimpact.scenes import billiard
 
-simulate_module = sys.modules["diffimpact.multibody.simulate"]  # the package exports the function of that name
 
 
 def main():
@@ -33,7 +32,7 @@ def main():
     parser.add_argument("--durations", type=float, nargs="+", default=[0.15, 3.0], help="simulated times (s)")
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-3, 1e-8])
     parser.add_argument("--reverse", action="store_true", help="reverse mode (jax.jacrev, simulate's default adjoint)")
-    parser.add_argument("--factors", type=float, nargs="+", default=[simulate_module.FRICTION_GUARD, np.inf],
+    parser.add_argument("--factors", type=float, nargs="+", default=[step_control.FRICTION_GUARD, np.inf],
                         help="FRICTION_GUARD of the runs (inf: no guard)")
     args = parser.parse_args()
     p = billiard.Parameters()
@@ -49,13 +48,13 @@ def main():
         return jax.jit((jax.jacrev if args.reverse else jax.jacfwd)(cue, has_aux=True))(theta)
 
     print(f"the four-ball break, Tsit5, {'reverse' if args.reverse else 'forward'} mode: dx/d(e, μ) of the cue "
-          f"ball's final x; FRICTION_GUARD in stability intervals of {simulate_module._stability_interval(diffrax.Tsit5()):.4g}")
+          f"ball's final x; FRICTION_GUARD in stability intervals of {step_control._stability_interval(diffrax.Tsit5()):.4g}")
     for duration in args.durations:
         for rtol in args.rtols:
             for steps in (False, True):
                 print(f"  {duration:g} s, rtol {rtol:g}, friction_steps={steps!s:5s}:")
                 for factor in args.factors:
-                    simulate_module.FRICTION_GUARD = factor
+                    step_control.FRICTION_GUARD = factor
                     print(f"    FRICTION_GUARD = {factor:<4g} ", end="", flush=True)
                     derivative, count = _or_failure(gradient, duration, rtol, steps)
                     if derivative is not None:

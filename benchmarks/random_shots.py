@@ -52,7 +52,6 @@ import time
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import _bounds

@@ -6,6 +6,14 @@ parameters e0..e3, eq. (2.8)); a model is one or the other. Build a static
 ``State`` and integrate with ``simulate`` under one of the ``Formulation``s.
 ``Contact`` forces (``diffimpact.multibody.contact``) add compliant or
 instantaneous impacts, resolved by contact events in ``simulate``.
+
+The modules, in the order a run goes through them: ``bodies``, ``constraints``,
+``forces`` and ``contact`` (what the model is made of), ``model``,
+``formulations`` (the accelerations of the constrained system), ``simulate``
+(the driver: segments of diffrax solves between contact events), ``events``
+(each contact's status, the functions that end a segment, and what happens
+at an event), ``step_control`` (the bounds and error control of the adaptive
+steps) and ``trajectory`` (what a run returns).
 """
 
 from diffimpact.multibody.bodies import (
@@ -62,15 +70,9 @@ from diffimpact.multibody.formulations import (
     project,
 )
 from diffimpact.multibody.model import Model, State
-from diffimpact.multibody.simulate import (
-    IMEX_SOLVERS,
-    ContactHistory,
-    Events,
-    Trajectory,
-    check_initial_state,
-    project_initial_state,
-    simulate,
-)
+from diffimpact.multibody.simulate import check_initial_state, project_initial_state, simulate
+from diffimpact.multibody.step_control import IMEX_SOLVERS
+from diffimpact.multibody.trajectory import ContactHistory, Events, Trajectory
 
 __all__ = [
     "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HoledPlane", "HuntCrossleyImpact",

@@ -73,7 +73,7 @@ from diffimpact.impact.damping import _check_exponent_restitution, _check_method
 from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
 from diffimpact.impulse._problem import Impact
 from diffimpact.multibody.bodies import (
-    SPATIAL_SIZE, matvec, orientation, point_force, point_position, point_velocity, position,
+    SPATIAL_SIZE, orientation, point_force, point_position, point_velocity, position,
 )
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve, constrained_acceleration

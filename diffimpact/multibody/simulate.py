@@ -10,75 +10,11 @@ into segments at the contact onsets and separations, so that no step straddles
 the initial instant of a contact ([Poursina 2020] §1) and impact-dependent laws can be
 set up at each onset. A ``lax.scan`` over at most ``max_events + 1`` segments
 runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
-down-crossing located on the dense output). Each contact (of each contact
-family, with its status in an array along the family's contact axis, all
-updates vectorised) is closed, open and receding, or open and approaching
-(at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
-rolling into a touching row, whose gap could not be seen to cross zero;
-receding if δ = 0 at rest, the touching balls of that row):
-
-* closed: the event is ``Contact.separation_function`` (the force of laws that
-  separate at zero force, eq. (20) of [Poursina 2020], else δ);
-* open: with the gap g = x_s − δ (x_s: the recovering contact zone, below),
-  receding ends where the bodies turn to approach, ġ = −v_r (a turning point),
-  and approaching ends at the onset g = 0 or where they turn to recede again,
-  ġ = +v_r.
-
-Splitting the open phases at the turning points of g makes g monotone within
-each segment, up to the band |ġ| < v_r, so a contact cannot begin and end
-inside one step unseen (the events are sign changes at step ends; Tsit5
-integrates a ballistic flight exactly and would otherwise step over a whole
-bounce; a grazing contact would be missed). The band, v_r = ``rest_speed``,
-keeps bodies at rest relative to each other (balls of a rack, ġ = 0 up to
-round-off) from ending a segment at every sign change of the round-off; a gap
-that closes within the band is caught at the turning point, as an onset.
-After a turning point the status follows ġ as it then stands, which chooses
-functions that start positive (dropping a still-recovering surface once the
-bodies have parted, below, can leave them receding from the bare one).
-Turning points only end segments; ``Events`` lists the onsets and
-separations. The event function of the solve is the least of all contacts'
-functions, so its first crossing is the earliest of any contact's; bisection
-locates it and the segment ends just past it, where every contact whose
-function has crossed is handled: simultaneous impacts (a symmetric break
-shot) stay simultaneous, and a later crossing in the same step is found in
-the next segment at its own time.
-
-Contacts that leave the scene. A geometry may give a ``removal`` function
-(``HoledPlane``: a ball that has dropped through a pocket's hole); where it
-crosses zero, located as the other functions, the contact is removed for
-good: it exerts no force and ends no more segments, so that a fallen ball
-carried back under the surface by its own motion does not meet the plane
-from below. A family with ``removes_body`` (``Contact``) takes the removed
-contact's body out of the scene: the removal leaves it on its way out, and
-where its ``Geometry.exit`` crosses zero (located) every contact of every
-family that involves the body is removed (the pool table's pocketed balls,
-once their tops are below the cloth, meet nothing in the void under it).
-Removals and exits are not listed in ``Events``.
-
-Contacts at a distance (``near_distance``). A scene of many bodies (the
-pool table's 120 ball pairs) would end a segment at every closest approach
-of every pair. With a near distance d_n, the turning points of an open
-contact end segments only while its gap is below d_n, and every step is
-bounded instead, h ≤ max(−δ, d_n)/(2 δ̇) over the open contacts whose
-bodies approach (δ̇ > 0; −δ ≤ g). Within one step (while the speeds
-change by less than 2× within it: between impacts only smooth forces act,
-and every impact ends a segment) a far contact closes at most half its
-gap, so it is near, its turning points watched, before it touches; and a
-near contact moves by at most d_n/2, so it cannot graze through contact
-and leave the near zone within one step, where its turning point would be
-masked at the step's end. A contact whose status went stale while far (it
-turned to approach) has its turning point due on entering the near zone,
-where the segment ends and the status is set right. Segments then grow
-with the impacts and the near approaches, not with the pairs.
-
-Fast spins (``SPIN_STEP``). An adaptive step turns no spatial body by more
-than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω| of the fastest body; in
-runs with contacts and without). The error control alone does not bound a free
-rotation's turn: at rtol = 1e-3 a ball spinning at 490 rad/s, in the air or
-falling through a pocket, takes steps of about 2.4 rad, and under Baumgarte's
-feedback on its Euler parameters (the table's) loses 11 % of its energy in a
-second (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a
-radian", "A drift of |p| no longer changes a ball's inertia").
+down-crossing located on the dense output). What each contact's status is,
+which functions end a segment and what happens at an event (impacts, laws set
+at onsets, removals, contacts at a distance) is ``diffimpact.multibody.events``;
+how the steps are bounded and judged (fast spins, stiff friction, power laws,
+forward-mode derivatives) is ``diffimpact.multibody.step_control``.
 
 Only the closed contacts push (``max_closed``). Inside ``simulate`` a
 contact exerts its force only while closed, and the closed set changes only
@@ -91,74 +27,18 @@ the least size that holds its closed members, so that an evaluation costs
 what is closed (a ``lax.switch``; docs/RESULTS.md, "Evaluations that cost
 what is closed").
 
-Contacts that are not located (``Contact(..., located=False)``). A family
-whose force vanishes at δ = 0 (Hertz) may leave its onsets and separations
-unlocated: the clipped law acts at every evaluation, as outside
-``simulate``, the solver steps through them, and they end no segment and
-are not listed in ``Events`` (its removals still are located). The pool
-table's cloth, on which the balls hop for the whole run.
-
-Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
-damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
-δ_r (eq. (51)). The deformed zone then recovers by the law without the body,
-c ẋ_s + k x_s^n = 0 (``diffimpact.contact.normal.free_surface``), and the
-bodies touch again when δ reaches x_s. A return onto the recovering zone
-(the bodies never parted: δ > 0 at the turning point) keeps the law of the
-impact; once they have parted (δ < 0 at the turning point) the zone counts as
-recovered and the next onset is a new impact at δ = 0. Energy is never
-injected: at a return the force c (δ̇ − ẋ_s) is compressive.
-
-At an event the status changes and
-
-* at a new impact, an ``ImpactLaw`` is resolved with the effective mass of the
-  contact normal in the constrained system, m = 1/(wᵀ M_c⁻¹ w), and the
-  approach speed ⁻δ̇ at the located onset (``contact.normal_response``);
-* at an onset of a ``RigidImpact`` family (e.g. ``NewtonRestitution``) its
-  proximal contacts take part in one impact ([Uchida 2015] §3a, Fig. 6): those
-  whose penetration is δ ≥ −``proximity`` of their ``RigidImpact``, always
-  with every contact whose onset it is (simultaneous onsets, a flat brick
-  landing on four corners, are one impact, not one after the other). The
-  model is called once with their stacked problem
-  (``contact.impact_velocity``) and its impulse applied; the contacts stay
-  open, and every contact of the family then takes the status its gap rate
-  says, receding, or approaching from a positive gap (the impulse changes the
-  rates of contacts that did not take part too); the model must not leave a
-  touching contact approaching (an error at run time). Onsets of different
-  families at one event are impacts of their own, in the order of
-  ``Model.forces``. After the event's impulses, any contact whose function
-  the velocity jump took to zero or below (a turning point's ġ ± v_r, a
-  separation that depends on δ̇) is due at once and handled as an event of
-  the same instant; left as it was, it would start the next segment below
-  zero, where no crossing is seen, and hide every later event.
-
-With adaptive steps, each segment after the first starts at the step size
-the controller proposed at the end of the one before (``_SegmentController``),
-not at diffrax's initial step selection, which spends two evaluations of the
-accelerations and often a rejected step at every segment (counted in a
-16-ball break: 35 evaluations per segment before, 16 after; docs/RESULTS.md,
-"Where the break's time goes").
-
 Finished segments are skipped by ``lax.cond``; each segment is given the save
 times still ahead of it, at most ``SAVE_WINDOW`` (64), and keeps the values of
 those it reaches (a save time at an event gets the state after it); where
 more follow, it ends at the last of its window if no event ends it first (a
-step then ends there: with fixed steps ``dt``, the grid restarts from it). Gradients include the sensitivity
-of the event times (diffrax differentiates the located root), so ``jax.grad``
-through impacts is exact up to the tolerances. Where a crossing leaves the
-accelerations continuous (turning points, but where the bodies land at one;
-onsets and separations of laws whose force vanishes at δ = 0 for every δ̇:
-``Hertz``, ``HuntCrossley``, ``HuntCrossleyImpact``), the motion past it depends on where the segment
-ends only through a law set at the onset, and the segment's end is taken as
-a constant instead: at a grazing crossing (ġ → 0) its derivative −(∂g/∂θ)/ġ
-grows without bound, and it multiplies the difference between the solver's
-interpolant and the vector field there, which blew up the derivatives of
-the four-ball break once its balls hopped on the cloth (docs/RESULTS.md,
-"Derivatives through grazing events"). The times and states of those
-events in ``Events``, and the effective mass and approach speed from which
-an ``ImpactLaw`` is set, still carry their derivatives (``_event_time_shifts``).
-The contact forces themselves
-are the continuous laws in every segment: the events only place the steps and
-switch the laws. Models without contacts take the single-solve path.
+step then ends there: with fixed steps ``dt``, the grid restarts from it).
+
+Gradients include the sensitivity of the event times (diffrax
+differentiates the located root; ``events`` says where they are taken as
+constants), so ``jax.grad`` through impacts is exact up to the tolerances.
+The contact forces themselves are the continuous laws in every segment: the
+events only place the steps and switch the laws. Models without contacts
+take the single-solve path.
 
 With ``contact_history=True`` each segment also evaluates, at the save times
 it covers, every contact's penetration, gap, normal and friction force with
@@ -166,66 +46,6 @@ its own laws and status (``ContactHistory``): what the integrator applied,
 which a rebuild from the saved states and the final model would not give
 once a law set at an onset has changed. ``Trajectory.save`` and
 ``Trajectory.load`` keep a run in one ``.npz`` file.
-
-Stiff friction and derivatives (``friction_steps``). A regularised friction
-law (μ F_N tanh(|v_t|/v_reg), Ambrósio's band) is stiff while the slip v_t
-sits in its band: the slip relaxes at λ_F ≈ s_F (1/m + r²/J) per contact,
-s_F ≈ μ F_N/v_reg, 1e6–1e8 /s in a hard collision. An explicit solver's
-error control does not bound its steps by that: the slip chatters across the
-band within the tolerance (rtol |v| ≫ v_reg) and the run itself mostly stays
-accurate (not always: a spinning cue ball's impact with a cushion of the
-16-ball table gained 18 mJ that way at rtol = 1e-3, docs/RESULTS.md,
-"``friction_steps`` on the families named"; and a ball's slide into rolling
-on the table's cloth can leave its slip chattering from step to step across
-the band, which the error estimate does not see, each step's friction being
-saturated throughout: a rolling resistance the model does not have, 1.8 %
-of the rolling speed after 0.8 s on the damped cloth at rtol = 1e-3,
-docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance"),
-but the derivatives of the run,
-those of the solver's steps (forward or reverse mode), grow through each
-such phase without bound (−1e23 m per unit restitution after one collision
-of two balls at rtol = 1e-3, against −0.10 m: docs/RESULTS.md,
-"Derivatives through stiff friction"). With
-``friction_steps=True`` every step is also bounded by h λ_F ≤
-``FRICTION_STEP``, λ_F the largest of the bodies' sums of
-``Contact.slip_rates`` at the step's start, so that the solver is stable on
-the friction and its derivatives are those of the motion. Given the indices
-in ``model.forces`` of some of the families instead, only their friction
-bounds the steps (both bounds, this one and the passages' below), and the
-friction guard below still watches the steps for the others. ``FRICTION_STEP``
-is Tsit5's; another Runge–Kutta solver's bound is scaled by its stability
-interval on the negative real axis (from its Butcher tableau) over Tsit5's:
-Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
-(``Kvaerno5``) gets none.
-
-A derivative the steps would give wrong stops instead (``FRICTION_GUARD``).
-Without ``friction_steps``, a differentiated run (forward or reverse mode)
-raises an error at an accepted step whose h λ_F is beyond ``FRICTION_GUARD``
-= 5 stability intervals of its explicit solver: the step has amplified the
-derivatives by the solver's |R(−h λ_F)|, far above 1 there. A few steps a
-little beyond one interval leave a derivative right (a rolling ball's hops
-on the cloth at rtol 1e-6), hence the factor; on the scenes measured it
-stops every derivative that blew up and passes every right one
-(docs/RESULTS.md, "The friction guard"). Runs that are not differentiated
-compute nothing for it (``_FrictionGuard``). It cannot see the passages
-below, where a slip crosses the band inside one step.
-
-A slip can also pass through the band, from one direction of sliding to the
-other, inside one step: a ball's slip on the cloth reverses within tens of
-nanoseconds in a hard collision. The motion hardly notices where in the step
-the friction flipped (2 μ F_N over that time, against the collision's
-force), so the error control does not refine there; the derivatives do,
-since when the flip happens moves with every parameter that moves the
-collision. So ``friction_steps`` also rejects an accepted step that moves a
-loaded slip by more than ``PASSAGE_STEP`` max(d, band), d the least distance
-of its path (taken straight) from zero and band the friction law's
-``band``, and retries it shorter: a slip approaches the band in steps that
-shrink with its distance and crosses it in at least 2/``PASSAGE_STEP``
-steps. (The four-ball break's cue-ball x at 0.125 s, whose cloth slip
-reverses in the first collision: its derivative with respect to the cloth's
-μ was 12 % off central differences at rtol = 1e-8 and 1.3 % at 1e-10, and
-is 0.14 % and 0.12 % off with it, 0.25 % at the break's rtol = 1e-3, with
-``contact_steps``: docs/RESULTS.md, "The slip's passage through the band".)
 
 The friction implicit (``IMEX_SOLVERS``). Given an IMEX solver (diffrax's
 ``KenCarp3``, ``KenCarp4``, ``KenCarp5``, ``Sil3``), each segment's vector
@@ -242,111 +62,59 @@ passages' bound is kept. Each evaluation of the implicit term evaluates the
 accelerations twice. On the four-ball break it does not pay (docs/RESULTS.md,
 "The break's gradient with an implicit solver, tried").
 
-Power laws at onset and separation, and derivatives (``contact_steps``).
-A force k δⁿ with n > 1 (Hertz, n = 3/2) has a stiffness n k δⁿ⁻¹ that
-is not smooth where δ = 0: the motion's sensitivities (the variational
-equation that ``jax.jvp`` and ``jax.grad`` of the solver's steps follow)
-have a coefficient ∝ √δ there. The steps the error control chooses from the
-motion alone, through an onset or a separation, give the motion to rtol but
-its derivatives only to about rtol^0.6: the rebound speed of an elastic
-Hertz ball dropped 5 cm, whose derivative with respect to the height is
-√(g/2h) in closed form, had d/dh 8.4 % off at rtol = 1e-6 and 0.78 % at
-1e-8 (docs/RESULTS.md, "Derivatives through a Hertz contact"). With
-``contact_steps=True`` every step is also bounded by h |δ̇| ≤
-``CONTACT_STEP`` max(δ, atol) over the closed contacts, so that the steps
-shrink geometrically towards each onset and separation: 7.7e-5 and
-1.5e-5 there, for 50–70 more steps per bounce (none where δ does not
-change: a ball resting on the cloth).
-
-Forward-mode derivatives under the error control (``tangent_errors``).
-Both bounds above place steps for derivatives by a rule made for one cause.
-In forward mode (``diffrax.ForwardMode``) the run carries its derivatives
-through the same stages as the state: they are the steps of the variational
-equation, and the tangent of the step's local error estimate is that step's
-estimate of their error. So the step-size control judges both
-(``_TangentErrors``): a step is accepted where max(‖e / (atol + rtol |y|)‖,
-‖ė / (atol + rtol |ẏ|)‖) < 1, e the state's error estimate, ė its tangent
-and ẏ the tangents at the step's ends, and the next step follows from the
-larger (internal numerical differentiation with the sensitivities in the
-error test, as CVODES does it with unit parameter scales). A Hertz onset, a
-slip in a friction law's band (the tangents' stiff modes, which the resting
-slip of the state does not excite) or a collision then gets the steps its
-derivatives need. The elastic Hertz ball above: d/dh 3.9e-7 off the closed
-form at rtol = 1e-8 without ``contact_steps`` (0.78 % with the state's
-steps alone, 1.5e-5 with the bound); the README's table shot: every entry of
-its Jacobian by the strike, e and μ within 2.3e-4 of central differences at
-rtol 1e-5 and 3.8e-6 at 1e-8 (the state's steps alone: 0.15 at 1e-5; both
-bounds, the state's steps: 3.8e-4 at 1e-5, 1.8e-5 at 1e-8; docs/RESULTS.md,
-"Forward-mode derivatives under the error control", "The passages through
-the band under the tangents' errors"). Of the several
-directions of ``jax.jacfwd`` the largest error sets the step
-(``_worst_of_directions``, a ``custom_vmap``), so the directions share one run
-of the state; a user's ``vmap`` over runs keeps each run's own. Reverse mode
-differentiates the steps of a run already taken, and keeps the bounds. What
-neither estimate sees is a slip that passes through a friction band inside
-one step (the flip's time moves with the parameters, the step's error
-hardly): the four-ball break's dx/dμ after 0.15 s at rtol 1e-3 was 0.044 m
-with the tangents' errors alone, against 0.0075 m by central differences of
-tight runs (``benchmarks/break_gradient.py``). So where they set the steps,
-the passages' bound of ``friction_steps`` (above) is on for every family with
-friction, and its stability bound is left to them: 0.00755 m there in 1,595
-steps (with both bounds as well: 0.0071 m in 3,279).
-
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
 restitution): each bounce costs events, and a run that needs more than
 ``max_events`` stops with an error.
 """
 
-import dataclasses
-import functools
-import zipfile
-
 import diffrax as dfx
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 import optimistix as optx
 
-from diffimpact._files import atomic_write
 from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where
-from diffimpact.contact.normal import NormalForceLaw, free_surface
-from diffimpact.multibody.contact import (
-    Contact,
-    _force_parts,
-    _penetration_rate,
-    _separation_function,
-    body_mobilities,
-    impact_velocity,
-    resolve_at_onset,
-)
+from diffimpact.contact.normal import NormalForceLaw
 from diffimpact.multibody import _progress
-from diffimpact.multibody.bodies import SPATIAL_SIZE, SpatialBody
-from diffimpact.multibody.formulations import Formulation, WrappedSolver, project
+from diffimpact.multibody.contact import Contact
+from diffimpact.multibody.events import (
+    APPROACHING,
+    CLOSED,
+    LEAVING,
+    RECEDING,
+    REMOVED,
+    _apply_events,
+    _contact_histories,
+    _event_function,
+    _event_time_shifts,
+    _event_values,
+    _EventBisection,
+    _removals,
+    _select,
+    _starts_closed,
+)
+from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.model import Model, State
+from diffimpact.multibody.step_control import (
+    IMEX_SOLVERS,
+    _friction_guard,
+    _friction_guard_messages,
+    _friction_step,
+    _FrictionGuard,
+    _SegmentController,
+    _spin_bounded,
+    _SpinController,
+    _stages_loop,
+    _tangent_errors,
+    _TangentErrors,
+    _with_friction,
+)
+from diffimpact.multibody.trajectory import Events, Trajectory
 
 #: Largest constraint residual accepted in an initial state (m or rad, m/s or rad/s).
 CONSTRAINT_TOLERANCE = 1e-8
-#: h λ_F of ``friction_steps`` with Tsit5: inside its stability interval on the negative real axis (it ends at
-#: −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F. Another Runge–Kutta solver's bound
-#: is this times its interval over Tsit5's (``_friction_step``).
-FRICTION_STEP = 1.5
-#: A differentiated run whose steps are not bounded by the friction's stability stops at a step with h λ_F beyond
-#: this many stability intervals of its solver (``_FrictionGuard``): its derivatives would be wrong.
-FRICTION_GUARD = 5.0
-#: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
-IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
-#: c of ``friction_steps``' passages: a step moves a loaded slip by at most c max(d, band), d the least distance
-#: of its path over the step (taken straight) from zero, band the friction law's ``band``
-PASSAGE_STEP = 0.1
-#: h |δ̇| / max(δ, atol) of ``contact_steps``: each step moves a closed contact by at most this part of its depth
-CONTACT_STEP = 0.5
-#: h |ω|: an adaptive step turns no spatial body by more than this angle (rad). The error
-#: control alone lets a ball spinning freely at 490 rad/s turn 2.4 rad a step at rtol = 1e-3, and under Baumgarte's
-#: feedback lose energy (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
-SPIN_STEP = 1.0
 #: The norm of the adaptive steps' error control over the state's scaled errors e_i / (atol + rtol |y_i|):
 #: diffrax's root mean square. Over the 16-ball table's 224 coordinates and velocities it averages the errors of
 #: two colliding balls with those of the resting ones, where Matlab's ``ode45`` (the paper's runs) takes the
@@ -357,181 +125,6 @@ ERROR_NORM = optx.rms_norm
 #: there, and the next carries the following ones. A segment's cost grows with the save times it carries
 #: (its solve allocates and fills their rows), and a 4-s break with 2,001 save times has about 2,800 segments.
 SAVE_WINDOW = 64
-
-
-class Trajectory(eqx.Module):
-    """Saved states and diagnostics, one row per save time.
-
-    Attributes
-    ----------
-    t : save times (s).
-    q, v : coordinates and velocities, (len(t), n).
-    constraint_violation : ‖Φ(q, t)‖.
-    velocity_violation : ‖Φ̇(q, v, t)‖.
-    energy : kinetic plus potential energy (J), without the elastic energy of a contact after its removal
-        (``Geometry.removal``).
-    linear_momentum : Σ m ṙ, (len(t), 2) for planar bodies, (len(t), 3) for spatial.
-    angular_momentum : about the origin, (len(t),) for planar bodies, (len(t), 3) for spatial.
-    steps : accepted solver steps over the whole run.
-    segments : integration segments (one ``diffeqsolve`` each, ended by an event or the end of the run; 1
-        for models without contacts).
-    events : ``Events`` of the contacts, ``None`` for models without contacts.
-    contact_history : with ``simulate(..., contact_history=True)``, one entry
-        per force of ``Model.forces``: a ``ContactHistory`` for each ``Contact``
-        family, ``None`` for other forces (so ``events.contact`` indexes it);
-        ``None`` otherwise.
-    removals : one entry per force of ``Model.forces``: for each ``Contact``
-        family the time (s) each of its contacts was removed for good
-        (``Geometry.removal``, located: a ball that dropped through a
-        ``HoledPlane``'s hole; the contacts with a body that a family with
-        ``removes_body`` took out, at its ``Geometry.exit``), inf for those
-        that were not; ``None`` for other forces, and for models without
-        contacts.
-
-    ``save(path)`` writes all of it to one ``.npz`` file (atomically);
-    ``Trajectory.load(path)`` reads it back.
-    """
-
-    t: jnp.ndarray
-    q: jnp.ndarray
-    v: jnp.ndarray
-    constraint_violation: jnp.ndarray
-    velocity_violation: jnp.ndarray
-    energy: jnp.ndarray
-    linear_momentum: jnp.ndarray
-    angular_momentum: jnp.ndarray
-    steps: jnp.ndarray
-    segments: jnp.ndarray
-    events: "Events | None" = None
-    contact_history: "tuple | None" = None
-    removals: "tuple | None" = None
-
-    def save(self, path):
-        """Write the trajectory, its ``events``, ``contact_history`` and ``removals`` to the NumPy ``.npz`` file ``path``.
-
-        The file is written beside ``path`` and renamed, so an interrupted save
-        leaves no partial file. Returns ``path`` as a ``pathlib.Path``.
-        """
-        arrays = {"format": np.asarray(_FILE_FORMAT), **_arrays(self)}
-        if self.events is not None:
-            arrays.update(_arrays(self.events, "events/"))
-        if self.contact_history is not None:
-            arrays["contact_history"] = np.asarray(len(self.contact_history))
-            for k, history in enumerate(self.contact_history):
-                if history is not None:
-                    arrays.update(_arrays(history, f"contact_history/{k}/"))
-        if self.removals is not None:
-            arrays["removals"] = np.asarray(len(self.removals))
-            arrays.update({f"removals/{k}": np.asarray(times) for k, times in enumerate(self.removals)
-                           if times is not None})
-
-        def write(tmp):
-            with open(tmp, "wb") as file:  # a file object: np.savez would append .npz to a name
-                np.savez(file, **arrays)
-
-        return atomic_write(path, write)
-
-    @classmethod
-    def load(cls, path):
-        """The ``Trajectory`` saved by ``save`` in ``path``.
-
-        Raises ``FileNotFoundError`` if there is no such file and ``ValueError``
-        if it is not a file written by ``Trajectory.save``.
-        """
-        message = f"{path} is not a trajectory file written by Trajectory.save"
-        try:
-            file = np.load(path, allow_pickle=False)
-        except (ValueError, zipfile.BadZipFile) as error:
-            raise ValueError(f"{message} ({error})") from None
-        if not isinstance(file, np.lib.npyio.NpzFile):  # a single array (.npy)
-            raise ValueError(message)
-        with file:
-            arrays = {name: file[name] for name in file.files}
-        if "format" not in arrays or str(arrays["format"]) != _FILE_FORMAT:
-            raise ValueError(message)
-        histories = None
-        if "contact_history" in arrays:
-            histories = tuple(
-                _module(ContactHistory, arrays, f"contact_history/{k}/") if f"contact_history/{k}/gap" in arrays
-                else None
-                for k in range(int(arrays["contact_history"]))
-            )
-        removals = None
-        if "removals" in arrays:
-            removals = tuple(jnp.asarray(arrays[f"removals/{k}"]) if f"removals/{k}" in arrays else None
-                             for k in range(int(arrays["removals"])))
-        events = _module(Events, arrays, "events/") if "events/count" in arrays else None
-        return _module(cls, arrays, events=events, contact_history=histories, removals=removals)
-
-
-#: The ``format`` entry of the files of ``Trajectory.save``.
-_FILE_FORMAT = "diffimpact.multibody.Trajectory 1"
-
-
-def _arrays(module, prefix=""):
-    """``{prefix + name: array}`` for the array fields of ``module``."""
-    return {prefix + field.name: np.asarray(value) for field in dataclasses.fields(module)
-            if isinstance(value := getattr(module, field.name), (jax.Array, np.ndarray))}
-
-
-def _module(cls, arrays, prefix="", **others):
-    """``cls`` built from the arrays ``prefix + name`` of its fields, and ``others``."""
-    names = [field.name for field in dataclasses.fields(cls) if field.name not in others]
-    return cls(**{name: jnp.asarray(arrays[prefix + name]) for name in names}, **others)
-
-
-class ContactHistory(eqx.Module):
-    """The contacts of one ``Contact`` family at the save times, as the integrator applied them.
-
-    Each is evaluated inside the segment that contains the save time, with the
-    laws, engaged flags and recovering surfaces of that segment (a save time
-    at an event gets the values after it). Shapes: (len(t), count) and
-    (len(t), count, d), d = 2 for planar and 3 for spatial bodies.
-
-    Attributes
-    ----------
-    penetration : δ (m), > 0 in overlap.
-    gap : g (m), the gap the contact events watch: for an open contact
-        x_s − δ, the distance to the contact zone recovering after a
-        zero-force separation (x_s, ``free_surface``; zero when the zone has
-        recovered, and always for laws that do not separate at zero force);
-        −δ for a closed contact.
-    normal : unit normal n, along which the contact pushes body j, (len(t), count, d).
-    normal_force : f_N (N): the law's force from onset to separation, zero while open and for a
-        ``RigidImpact`` (whose impulses act at the events).
-    friction_force : F_t (N) on body j, tangential, (len(t), count, d); zero without a friction law.
-        The force on body j is f_N n + F_t, on body i its opposite.
-    """
-
-    penetration: jnp.ndarray
-    gap: jnp.ndarray
-    normal: jnp.ndarray
-    normal_force: jnp.ndarray
-    friction_force: jnp.ndarray
-
-
-class Events(eqx.Module):
-    """Contact onsets and separations in the order they happened; rows past ``count`` are unused (t = inf).
-
-    The turning points of open gaps, which also end segments, are not listed.
-
-    Attributes
-    ----------
-    count : number of events.
-    t : event times (s), (max_events,).
-    contact : index in ``Model.forces`` of the contact family.
-    member : index of the contact within its family.
-    onset : True at contact onset, False at separation.
-    q, v : state just after the event (after the impulse of a ``RigidImpact``).
-    """
-
-    count: jnp.ndarray
-    t: jnp.ndarray
-    contact: jnp.ndarray
-    member: jnp.ndarray
-    onset: jnp.ndarray
-    q: jnp.ndarray
-    v: jnp.ndarray
 
 
 def check_initial_state(model, state, tolerance=CONSTRAINT_TOLERANCE):
@@ -664,7 +257,7 @@ def simulate(
         derivatives' errors the steps also bound (``tangent_errors``). In
         reverse mode a derivative through stiff friction needs
         ``friction_steps`` (through steps unstable on the friction it raises
-        an error: ``FRICTION_GUARD``, see the module docstring), and one
+        an error: ``FRICTION_GUARD``, see ``step_control``), and one
         through the onsets of power laws ``contact_steps``.
     max_events : most events in the run: contact onsets and separations, and
         the turning points of open contacts' gaps (where the bodies stop
@@ -680,9 +273,9 @@ def simulate(
         points of every open contact's gap. With d_n, only contacts whose gap
         is below d_n end segments at their turning points, and each step is
         bounded so that no farther contact can close its gap within it (see
-        the module docstring): for scenes of many bodies. Adaptive steps only.
+        ``events``): for scenes of many bodies. Adaptive steps only.
     friction_steps : also bound every step by the stability of the
-        friction laws at the closed contacts (see the module docstring): for
+        friction laws at the closed contacts (see ``step_control``): for
         derivatives (``jax.jvp``, ``jax.grad``) through phases where a slip
         sits in a friction law's regularisation band, which are wrong without
         it (and raise an error where a step was far beyond that stability:
@@ -702,7 +295,7 @@ def simulate(
         by itself, and the tangents' errors do the stability bound's work.
         Adaptive steps only; only for models with ``Contact``s.
     contact_steps : also bound every step by the depth and rate of the
-        closed contacts (see the module docstring): for derivatives through
+        closed contacts (see ``step_control``): for derivatives through
         the onsets and separations of power laws k δⁿ, n > 1 (Hertz), which
         otherwise converge only as about rtol^0.6. It costs 50–70 steps
         per contact. True: every ``Contact`` family; or a sequence of the
@@ -727,7 +320,7 @@ def simulate(
         also bounds the local errors of the derivatives that the run carries, with the same rtol, atol (in the
         state's units per unit of the parameter: differentiate by parameters of order one, or scale the
         directions so) and norm; of several directions (``jax.jacfwd``) the worst sets the steps, which all
-        share (see the module docstring). It takes the derivatives through Hertz onsets and a friction law's
+        share (see ``step_control``). It takes the derivatives through Hertz onsets and a friction law's
         stiff band to the tolerance without ``contact_steps`` or ``friction_steps``, at the steps they need
         (the friction guard is then off); a slip's passage through a band inside one step, which no error
         estimate sees, is bounded as ``friction_steps`` bounds it, on every family with friction. False: the
@@ -812,14 +405,6 @@ def simulate(
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
         near_distance, bool(contact_history), friction_steps, contact_steps, max_closed,
     )
-
-
-def _tangent_errors(controller, adjoint, tangent_errors):
-    """The PID ``controller`` as ``_TangentErrors`` where forward-mode derivatives (``ForwardMode``) get their
-    errors bounded (``simulate``'s ``tangent_errors``)."""
-    if not isinstance(tangent_errors, bool):
-        raise TypeError(f"tangent_errors must be True or False; got {tangent_errors!r}")
-    return _TangentErrors(controller) if tangent_errors and isinstance(adjoint, dfx.ForwardMode) else controller
 
 
 def _check_sizes(max_closed):
@@ -953,16 +538,6 @@ def _closed_at_start(model, k, q, v):
     return _starts_closed(*model.forces[k].penetration_rate(model.split(q), model.split(v)))
 
 
-def _starts_closed(penetration, rate):
-    """Whether contacts start closed: overlapping (δ > 0), or touching and approaching (δ = 0, δ̇ > 0).
-
-    A touching, approaching pair (a row of balls at rest, one rolling in) is an
-    onset at the start: its gap starts at zero, where no down-crossing could
-    be seen.
-    """
-    return (penetration > 0) | ((penetration == 0) & (rate > 0))
-
-
 def _depending_on(tree, anchor):
     """``tree``'s values, made to depend on every inexact leaf of ``anchor`` (selected against, never used).
 
@@ -983,177 +558,6 @@ def _depending_on(tree, anchor):
         return jax.lax.select(jnp.zeros(x.shape, bool), jnp.broadcast_to(link, x.shape).astype(x.dtype), x)
 
     return jax.tree.map(tied, tree)
-
-
-def _select(flag, new, old):
-    """``new`` where ``flag`` else ``old``, leaf by leaf, for pytrees of the same structure.
-
-    ``flag`` is a scalar, or one flag per row of every leaf (a contact family's flags).
-    """
-    arrays, static = eqx.partition(new, eqx.is_array)
-
-    def choose(a, b):
-        return jnp.where(jnp.reshape(flag, jnp.shape(flag) + (1,) * (jnp.ndim(a) - jnp.ndim(flag))), a, b)
-
-    return eqx.combine(jax.tree.map(choose, arrays, eqx.filter(old, eqx.is_array)), static)
-
-
-# Status of each contact in ``_simulate_events``: open (receding or approaching), closed, removed for good
-# (``Geometry.removal``), or removed with its body not yet clear of the scene (``Contact``'s ``removes_body``:
-# ``Geometry.exit``). Statuses from ``REMOVED`` on are out of play.
-RECEDING, APPROACHING, CLOSED, REMOVED, LEAVING = 0, 1, 2, 3, 4
-
-
-def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t):
-    """Gap g = x_s − δ of one open contact and its rate ġ = ẋ_s − δ̇ (x_s: ``free_surface``)."""
-    penetration, rate = _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j)
-    law = contact.active_law
-    if law is None:
-        return -penetration, -rate
-    surface, surface_rate = free_surface(law, residual, t - released)
-    return surface - penetration, surface_rate - rate
-
-
-def _open_gaps(contact, q, v, t, residual, released):
-    """``_open_gap`` of every contact of a family."""
-    return contact.each(lambda *arguments: _open_gap(*arguments, t), q, v, residual, released)
-
-
-class _EventBisection(optx.Bisection):
-    """``optimistix.Bisection`` stopped on the bracket alone, returning the bracket's far end.
-
-    Bisection needs no derivative: it is safe on the kinks of the event
-    function (a minimum over contacts) and where its slope vanishes, where
-    Newton's method fails. It stops when the bracket is shorter than
-    atol + rtol |t| (the event functions have units of their own, so
-    ``optimistix.Bisection``'s other test, |value| < atol, may be out of
-    reach) and returns the end of the bracket past the crossing, where the function is negative (construct with ``flip=True``:
-    the event functions decrease through their roots).
-    """
-
-    def terminate(self, fn, y, args, options, state, tags):
-        del fn, args, options, tags
-        return jnp.abs(state.upper - state.lower) < self.atol + self.rtol * jnp.abs(y), optx.RESULTS.successful
-
-    def postprocess(self, fn, y, aux, args, options, state, tags, result):
-        del fn, y, args, options, tags, result
-        return state.upper, aux, {}
-
-
-def _event_values(families, t, y, args):
-    """The three down-crossing event functions of every contact, (contacts, 3), family by family, chosen by status,
-    and which receding contacts would land at their turning point, (contacts,).
-
-    The first: the separation function when closed; ġ + v_r when receding
-    (the bodies start to approach); g when approaching (onset). The second:
-    v_r − ġ when approaching (the bodies start to recede), else inactive (1).
-    With a near distance d_n the turning points (ġ + v_r, v_r − ġ) of contacts
-    whose gap is d_n or more are inactive (1).
-    The third: the geometry's ``removal`` function, inactive (1) for
-    geometries without one, and once removed with its body still leaving
-    (``LEAVING``) the geometry's ``exit``; all three are inactive once the
-    contact is removed for good. A family that is not ``located`` has only
-    the third.
-    The band 2 v_r between the turning points makes every function positive
-    at the start of the segment that follows its status change (ġ ≥ 0 at a
-    separation), so none has a root there: a bounce shorter than the first
-    step is still seen. A receding contact whose gap has closed (g ≤ 0: it
-    left, or came back, slower than v_r) lands at its turning point, an
-    onset there (``_apply_events``).
-    """
-    model, status, residual, released, rest_speed, near_distance, *_ = args
-    q, v = (model.split(x) for x in y)
-
-    def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
-        gap, rate = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t)
-        near = True if near_distance is None else gap < near_distance
-        open_value = jnp.where(status == RECEDING, jnp.where(near, rate + rest_speed, 1.0), gap)
-        closed_value = _separation_function(contact, pose_i, pose_j, rate_i, rate_j)
-        first = jnp.where(status == CLOSED, closed_value, open_value) if contact.located else 1.0
-        second = jnp.where((status == APPROACHING) & near, rest_speed - rate, 1.0) if contact.located else 1.0
-        removal = contact.geometry.removal(pose_i, pose_j)
-        third = 1.0 if removal is None else removal
-        if contact.removes_body:
-            third = jnp.where(status == LEAVING, contact.geometry.exit(pose_i, pose_j), third)
-        out = status >= REMOVED
-        values = jnp.stack([jnp.where(out, 1.0, first), jnp.where(out, 1.0, second),
-                            jnp.where(status == REMOVED, 1.0, third)])
-        return values, (status == RECEDING) & (gap <= 0)
-
-    values, landing = zip(
-        *[model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released)]
-    )
-    return jnp.concatenate(values), jnp.concatenate(landing)
-
-
-def _continuous_events(contact):
-    """Whether the accelerations are continuous across (onset, separation) of ``contact``'s family (static).
-
-    A law whose force vanishes at δ = 0 for every δ̇ (f ∝ δⁿ: ``Hertz``,
-    ``HuntCrossley``, and ``HuntCrossleyImpact``, whose law is set from m and
-    ⁻δ̇ at the onset, ``resolve_at_onset`` with the onset's time derivative;
-    ``separates_at_zero_force`` False) switches on and off continuously, and
-    so does its friction (∝ f_N). Not so a linear damper (c δ̇ jumps at the
-    onset; its zero-force separation leaves a residual set there) or an impulse.
-    """
-    if contact.impulsive:
-        return False, False
-    vanishes = not contact.active_law.separates_at_zero_force
-    return vanishes, vanishes
-
-
-def _continuous_rows(families, model, status, landing):
-    """(contacts, 3) flags, as ``_event_values``: the functions whose crossing leaves the accelerations continuous.
-
-    The turning points of open gaps (only the statuses change) but where the
-    contact lands there (``landing``, (contacts,): its force jumps from 0 to
-    its value at the gap's depth), the onsets and separations of
-    ``_continuous_events``; never a removal.
-    """
-    counts = [model.forces[k].count for k in families]
-    onset, separation = (np.repeat(flags, counts) for flags in
-                         zip(*(_continuous_events(model.forces[k]) for k in families)))
-    status = jnp.concatenate(status)
-    first = jnp.where(status == CLOSED, separation, jnp.where(status == RECEDING, ~landing, onset))
-    return jnp.stack([first, jnp.ones_like(first), jnp.zeros_like(first)], axis=1)
-
-
-def _event_function(families, t, y, args):
-    """The least of ``_event_values``, the function whose first down-crossing ends a segment.
-
-    Its value is that least value; its derivatives are those of the located
-    time. Where the crossing leaves the accelerations continuous
-    (``_continuous_rows``), the motion past it does not depend on where the
-    segment ends (but through a law set at the onset, which
-    ``_event_time_shifts`` carries), and the located time is taken as a constant: its
-    derivative, −(∂g/∂θ)/ġ by the implicit function theorem, grows without
-    bound at a grazing crossing (ġ → 0), where it would multiply the
-    difference between the solver's interpolant and the vector field
-    (docs/RESULTS.md, "Derivatives through grazing events"). (The value
-    stays g; its derivative in t is 1, in everything else 0.)
-    """
-    values, landing = _event_values(families, t, y, args)
-    frozen = jax.lax.stop_gradient(values) + (t - jax.lax.stop_gradient(t))
-    return jnp.min(jnp.where(_continuous_rows(families, args[0], args[1], landing), frozen, values))
-
-
-def _event_time_shifts(families, model, status, values, landing, due, t, q, v, args):
-    """Zero-valued shifts (contacts,) that carry the derivatives of the due continuous onsets and separations.
-
-    ``_event_function`` takes the time of a continuous crossing as a
-    constant; the time of each due onset or separation among them (a
-    position-level function g(t, q): the gap, or δ) is t + s with s = 0 and
-    ds = −dg/ġ (dg: the derivative of g at the located state, which includes
-    any derivative t itself carries; ġ = ∂g/∂t + ∂g/∂q · v), the implicit
-    function theorem.
-    """
-    recorded = jnp.concatenate(status) != RECEDING  # (the first function of a receding contact is its turning point)
-    continuous = _continuous_rows(families, model, status, landing)[:, 0] & due[:, 0] & recorded
-    _, rate = jax.jvp(lambda t, q: _event_values(families, t, (q, v), args)[0][:, 0], (t, q), (jnp.ones_like(t), v))
-    moved = continuous & (rate < 0)
-    slope = jax.lax.stop_gradient(jnp.where(moved, rate, -1.0))
-    first = values[:, 0]
-    return jnp.where(moved, -(first - jax.lax.stop_gradient(first)) / slope, 0.0)
 
 
 def _without_derivatives(tree):
@@ -1195,288 +599,6 @@ def _velocity_shift(shift, forward_mode, *, formulation, model, q, v, t):
     return _lazy_velocity_shift(shift, formulation=formulation, model=model, q=q, v=v, t=t)
 
 
-def _stability_interval(solver):
-    """How far the stability interval of ``solver`` reaches along the negative real axis: the largest x with
-    |R| ≤ 1 on [−x, 0], R(z) = 1 + z bᵀ (I − z A)⁻¹ 1 the stability function of its Butcher tableau (A, b); ``inf``
-    where |R| ≤ 1 on the whole axis (A-stable methods); ``None`` for a solver without a Butcher tableau.
-
-    Found on a grid (steps of 2e-4 up to 20, then geometric up to 1e6): the last point before the first where
-    |R| > 1. Euler's (R = 1 + z, no tableau in diffrax) is 2. A class's tableau is the class's: computed once a
-    class.
-    """
-    return _class_stability_interval(type(solver))
-
-
-@functools.cache
-def _class_stability_interval(kind):
-    if issubclass(kind, dfx.Euler):
-        return 2.0
-    tableau = getattr(kind, "tableau", None)
-    if not isinstance(tableau, dfx.ButcherTableau):
-        return None
-    stages = len(tableau.b_sol)
-    diagonal = np.zeros(stages) if tableau.a_diagonal is None else np.asarray(tableau.a_diagonal)
-    x = np.concatenate([np.arange(1, 100_001) * 2e-4, np.geomspace(20.0, 1e6, 2000)[1:]])
-    # (I − zA) g = 1 at z = −x, A lower triangular (explicit or diagonally implicit): forward substitution
-    g = []
-    for row in range(stages):
-        below = sum(coefficient * g[j] for j, coefficient in enumerate(tableau.a_lower[row - 1])) if row else 0.0
-        g.append((1.0 - x * below) / (1.0 + x * diagonal[row]))
-    unstable = np.abs(1.0 - x * sum(b * g_i for b, g_i in zip(np.asarray(tableau.b_sol), g))) > 1.0 + 1e-12
-    if not unstable.any():
-        return np.inf
-    first = np.argmax(unstable)
-    return float(x[first - 1]) if first else 0.0
-
-
-def _friction_step(solver):
-    """h λ_F of ``friction_steps`` for ``solver``: ``FRICTION_STEP`` scaled by its stability interval over Tsit5's
-    (``FRICTION_STEP`` itself for a solver without a Butcher tableau); ``None`` (no stability bound) where the
-    interval is the whole axis (an A-stable implicit solver) or the friction is implicit (``IMEX_SOLVERS``)."""
-    if isinstance(solver, IMEX_SOLVERS):
-        return None
-    interval = _stability_interval(solver)
-    if interval is None:
-        return FRICTION_STEP
-    return None if np.isinf(interval) else FRICTION_STEP * (interval / _stability_interval(dfx.Tsit5()))
-
-
-def _friction_guard(solver, friction_steps, frictional):
-    """h λ_F at which ``_FrictionGuard`` stops a derivative: ``FRICTION_GUARD`` stability intervals of ``solver``;
-    ``None`` (no guard) where the solver is stable on the friction (A-stable, or the friction implicit: an IMEX
-    solver), where its interval is unknown (no Butcher tableau), or where ``friction_steps`` (the indices of the
-    families it bounds) already bounds every step within it on each of the ``frictional`` families."""
-    interval = None if isinstance(solver, IMEX_SOLVERS) else _stability_interval(solver)
-    if interval is None or np.isinf(interval) or np.isinf(FRICTION_GUARD):
-        return None
-    limit = FRICTION_GUARD * interval
-    bound = _friction_step(solver) if set(frictional) <= set(friction_steps) else None
-    return None if bound is not None and bound <= limit else limit
-
-
-class _FrictionGuard(WrappedSolver):
-    """Wrap a diffrax solver so that a differentiated run with a step unstable on the friction raises an error.
-
-    Without ``friction_steps`` an explicit solver's steps may be longer than
-    the friction's stability allows while the error control is content: the
-    run stays right, but its derivatives (forward or reverse mode) are
-    amplified by the solver's |R(−h λ_F)| at every such step and come out
-    silently wrong (the four-ball break's 3-s derivative 10⁸⁷ m at rtol
-    1e-3). Each step's end state passes through an identity whose derivative
-    rule checks h λ_F at the step's start, λ_F as ``friction_steps`` computes
-    it (``_friction_rate``), against ``limit``; a run that is not
-    differentiated computes nothing more. Only accepted steps count (a
-    rejected trial step may be as long as it likes):
-
-    * forward mode (``reverse`` false): a
-      ``jax.custom_jvp`` whose rule flags the step in the solver's state
-      (the first unstable step's family), which diffrax keeps only for
-      accepted steps; the segment raises at its end where a step was flagged;
-    * reverse mode (``reverse``: ``diffrax.RecursiveCheckpointAdjoint``,
-      whose forward pass runs the plain steps): a ``eqx.filter_custom_vjp``
-      whose backward rule raises where the step was unstable and its
-      cotangent is not zero (diffrax gives a rejected step's end state none).
-
-    The error names the family with the largest share of h λ_F at the body
-    where it was beyond ``limit`` (``_friction_guard_messages``), so that a
-    user can name it in ``friction_steps``.
-
-    A few steps a little beyond the interval amplify a derivative by a
-    bounded factor and leave it right (the ball rolling and hopping on the
-    cloth at rtol 1e-6 has steps beyond one interval and its derivative
-    2.3e-6 off), so ``limit`` is ``FRICTION_GUARD`` intervals: on the scenes
-    measured it stops every derivative that blew up and passes every right
-    one (docs/RESULTS.md, "The friction guard"). It cannot see a slip that
-    passes through a law's band inside one step (``friction_steps``' other
-    bound).
-    """
-
-    families: tuple = eqx.field(static=True)
-    limit: float = eqx.field(static=True)
-    reverse: bool = eqx.field(static=True)
-
-    def init(self, terms, t0, t1, y0, args):
-        return self.solver.init(terms, t0, t1, y0, args), jnp.full((), -1)
-
-    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
-        state, flagged = solver_state
-        y1, y_error, dense_info, state, result = self.solver.step(terms, t0, t1, y0, args, state, made_jump)
-        families, limit = self.families, self.limit
-
-        def unstable(model, y0, h):
-            # which of ``families`` has the largest share of h λ_F at the body where it is beyond ``limit``, or -1
-            q, v = (model.split(x) for x in y0)
-            rates = _slip_rates(model, families, q, v)
-            total = sum(rates)
-            worst = jnp.argmax(total)
-            return jnp.where(h * total[worst] > limit, jnp.argmax(jnp.stack(rates)[:, worst]), -1)
-
-        arrays, static = eqx.partition((args[0], y0, t1 - t0), eqx.is_array)
-        extra = eqx.combine(jax.lax.stop_gradient(arrays), static)  # (the check is no function of the parameters)
-        if self.reverse:
-            y1 = _cotangent_checked(y1, (unstable, _friction_guard_messages(args[0], families)), *extra)
-        else:
-            y1, flag = _tangent_flagged(y1, unstable, *extra)
-            flagged = jnp.where(flagged >= 0, flagged, flag)  # (the first unstable step's family)
-        return y1, y_error, dense_info, (state, flagged), result
-
-
-def _stages_loop(solver, adjoint):
-    """``solver`` with the stages' loop that ``adjoint`` differentiates set, as diffrax sets it for a Runge–Kutta
-    solver in forward mode (``ForwardMode``: "lax"; ``DirectAdjoint``: "bounded"; the default, checkpointed for
-    reverse mode, has no forward-mode derivative). diffrax sets it through a wrapper of the solver, but its
-    solvers' metaclass looks one wrapper in, and with the friction guard a formulation's wrapper
-    (``DirectCorrection``'s projection) is the second."""
-    kind = {dfx.ForwardMode: "lax", dfx.DirectAdjoint: "bounded"}.get(type(adjoint))
-    if kind is None or not isinstance(solver, dfx.AbstractRungeKutta) or solver.scan_kind is not None:
-        return solver
-    return eqx.tree_at(lambda s: s.scan_kind, solver, kind, is_leaf=lambda x: x is None)
-
-
-def _tangent_flagged(y1, unstable, model, y0, h):
-    """(``y1``, -1); differentiated, (``y1``, ``unstable(model, y0, h)``) with ``y1``'s tangent unchanged."""
-    arrays, static = eqx.partition(model, eqx.is_array)
-
-    @jax.custom_jvp
-    def flagged(y1, arrays, y0, h):
-        return y1, jnp.full((), -1)
-
-    @flagged.defjvp
-    def flagged_jvp(primals, tangents):
-        y1, arrays, y0, h = primals
-        flag = unstable(eqx.combine(arrays, static), y0, h)
-        return (y1, flag), (tangents[0], np.zeros((), dtype=jax.dtypes.float0))
-
-    return flagged(y1, arrays, y0, h)
-
-
-@eqx.filter_custom_vjp
-def _cotangent_checked(y1, check, model, y0, h):
-    """``y1``; its cotangent raises where not zero and ``unstable(model, y0, h)`` names a family (≥ 0), with the
-    message of that family of ``messages`` (``check``: (unstable, messages))."""
-    return y1
-
-
-@_cotangent_checked.def_fwd
-def _cotangent_checked_fwd(perturbed, y1, check, model, y0, h):
-    return y1, None
-
-
-@_cotangent_checked.def_bwd
-def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, check, model, y0, h):
-    used = [jnp.any(c != 0) for c in jax.tree.leaves(cotangent)]
-    if not used:
-        return cotangent
-    unstable, messages = check
-    family = unstable(model, y0, h)
-    return eqx.branched_error_if(cotangent, functools.reduce(jnp.logical_or, used) & (family >= 0),
-                                 jnp.maximum(family, 0), messages)
-
-
-def _friction_guard_messages(model, families):
-    """The friction guard's error for each of ``families`` (indices in ``model.forces``), naming it."""
-    return tuple(
-        f"a differentiated step was unstable on the friction of model.forces[{k}] "
-        f"({type(model.forces[k].friction).__name__} friction; h lambda_F beyond FRICTION_GUARD stability intervals "
-        "of the solver): the derivatives of this run through stiff friction would be wrong; pass "
-        f"friction_steps=True, or friction_steps naming model.forces[{k}] among others (or integrate the friction "
-        "implicitly: an IMEX solver)" for k in families)
-
-
-def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
-    """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``:
-    (h λ_F, the indices of the families it bounds) or ``None``), the closed contacts' depths (``contact``) and the
-    spatial bodies' spins (``spin``).
-
-    With a near distance d_n: min over the approaching open contacts of
-    max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
-    (at most the gap), not the gap's rate: a zone recovering after a
-    zero-force separation moves the gap fast while the bodies do not move.
-    With ``friction``, the solver's h λ_F (``_friction_step``): that over the
-    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps``
-    (``contact``: the indices of the families it bounds): min over their closed contacts of ``CONTACT_STEP``
-    max(δ, ``floor``)/|δ̇|. With ``spin``: ``_spin_bound``.
-    """
-    model, status, _, _, _, near_distance, *_ = args
-    q, v = (model.split(x) for x in y)
-
-    def least(where, length, speed):
-        # min of length/speed over the members ``where`` holds (inf if none)
-        return jnp.min(jnp.where(where, length / jnp.where(where, speed, 1.0), jnp.inf))
-
-    bounds = []
-    for k, status_k in zip(families, status if near or contact else ()):
-        penetration, rate = model.forces[k].penetration_rate(q, v)
-        # (a family that is not located has no open and closed statuses: its penetration says)
-        closed = status_k == CLOSED if model.forces[k].located else (status_k < REMOVED) & (penetration > 0)
-        if near:
-            approaching = (status_k < REMOVED) & ~closed & (rate > 0)
-            bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
-        if k in contact:
-            moving = closed & (rate != 0)
-            bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
-    if friction is not None:
-        step, bounded = friction
-        bounds.append(step / _friction_rate(model, bounded, q, v))
-    if spin:
-        bounds.append(_spin_bound(q, v))
-    return jnp.min(jnp.stack(bounds))
-
-
-def _spin_bounded(model):
-    """Whether ``SPIN_STEP`` bounds the adaptive steps of ``model``: its bodies are spatial and the bound finite."""
-    return isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(SPIN_STEP))
-
-
-def _spin_bound(q, v):
-    """``SPIN_STEP`` over the largest angular speed of the spatial bodies' rows ``q``, ``v`` (bodies, 7), taken as
-    2 |ṗ|/|p| (≥ |ω| = 2 |ṗ − p (pᵀṗ)/pᵀp|/|p|)."""
-    speeds = 2.0 * jnp.linalg.norm(v[:, 3:], axis=1) / jnp.linalg.norm(q[:, 3:], axis=1)
-    return SPIN_STEP / jnp.max(speeds)
-
-
-def _friction_rate(model, families, q, v):
-    """λ_F: the largest of the bodies' sums of ``Contact.slip_rates`` over the contact ``families`` (indices in
-    ``model.forces``), at the split coordinates and velocities ``q``, ``v``."""
-    return jnp.max(sum(_slip_rates(model, families, q, v)))
-
-
-def _slip_rates(model, families, q, v):
-    """Each of the contact ``families``' ``Contact.slip_rates``, per body, at ``q``, ``v``: a list of (bodies,)."""
-    mobilities = body_mobilities(model.bodies)
-    return [model.forces[k].slip_rates(mobilities, q, v) for k in families]
-
-
-def _with_friction(families, model):
-    """The families that exert friction (``Contact.frictional``)."""
-    return [k for k in families if model.forces[k].frictional]
-
-
-def _loaded_slips(families, y, args):
-    """(f_N, v_t) of each of the ``families`` with friction (``Contact.slips``; indices in ``model.forces``, those
-    ``friction_steps`` bounds) at the state ``y``, for ``_slip_passage``."""
-    model = args[0]
-    q, v = (model.split(x) for x in y)
-    return tuple(model.forces[k].slips(q, v) for k in families)
-
-
-def _slip_passage(families, slips0, slips1, args):
-    """Largest ratio, over the loaded contacts of the ``families`` with friction, of a step's slip change
-    |v_t1 − v_t0| to ``PASSAGE_STEP`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from
-    zero, band the friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast.
-    ``slips0`` and ``slips1``: ``_loaded_slips`` at the step's start and end."""
-    model = args[0]
-    ratios = [jnp.zeros(())]
-    for k, (f0, s0), (f1, s1) in zip(families, slips0, slips1, strict=True):
-        change = s1 - s0
-        along = jnp.clip(-jnp.sum(s0 * change, axis=-1) / jnp.maximum(jnp.sum(change**2, axis=-1), 1e-300), 0, 1)
-        distance = jnp.linalg.norm(s0 + along[:, None] * change, axis=-1)
-        band = model.forces[k].friction.band
-        ratio = jnp.linalg.norm(change, axis=-1) / (PASSAGE_STEP * jnp.maximum(distance, band))
-        ratios.append(jnp.max(jnp.where((f0 > 0) | (f1 > 0), ratio, 0.0)))
-    return jnp.max(jnp.stack(ratios))
-
-
 def _frictionless(model):
     """``model`` with the friction laws of its contact families removed."""
     frictional = _with_friction(_contact_indices(model), model)
@@ -1496,267 +618,6 @@ def _imex_terms(vector_field):
         return jnp.zeros_like(q), full - without
 
     return dfx.MultiTerm(dfx.ODETerm(explicit), dfx.ODETerm(implicit))
-
-
-class _WrappedController(dfx.AbstractAdaptiveStepSizeController):
-    """A PID ``controller`` whose steps a subclass bounds; its tolerances and norm are the PID's."""
-
-    controller: dfx.PIDController
-
-    @property
-    def rtol(self):
-        return self.controller.rtol
-
-    @property
-    def atol(self):
-        return self.controller.atol
-
-    @property
-    def norm(self):
-        return self.controller.norm
-
-
-class _TangentErrors(_WrappedController):
-    """A PID ``controller`` whose error control, in a forward-mode derivative, also bounds the tangents' errors.
-
-    Differentiated in forward mode, an explicit Runge–Kutta step carries the
-    tangents (the state's derivatives with respect to the parameters, one set
-    a direction of ``jax.jvp`` or column of ``jax.jacfwd``) through the same
-    stages as the state: its tangents are the step of the variational
-    equations, and the tangent of its local error estimate is that step's
-    error estimate. The PID controller alone judges the state's error, so a
-    step that is accurate for the state but not for its derivatives is
-    accepted: at a Hertz onset (the force's slope ∝ δ^½), in a friction
-    law's band (the tangents' stiff modes) or through its corners. Here the
-    controller judges max(‖e / (atol + rtol |y|)‖, ‖ė / (atol + rtol |ẏ|)‖),
-    e the state's error estimate and ė its tangent, ẏ the tangents at the
-    step's two ends, with the same rtol, atol and norm (``_with_tangent_error``;
-    atol in the state's units per unit of the parameter, as CVODES's
-    sensitivities with unit parameter scales): parameters of order one, or
-    directions scaled to them, give it the meaning it has for the state.
-    A run that is not differentiated computes nothing more and takes the
-    same steps. Of several directions (``jax.jacfwd``), the step is judged
-    by the worst, so that all share one run of the state.
-    """
-
-    def wrap(self, direction):
-        return _TangentErrors(self.controller.wrap(direction))
-
-    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        return self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
-
-    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
-        y_error = _with_tangent_error(y_error, y0, y1_candidate, self.rtol, self.atol, self.norm)
-        return self.controller.adapt_step_size(t0, t1, y0, y1_candidate, args, y_error, error_order,
-                                               controller_state)
-
-
-def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
-    """``y_error``; differentiated (forward mode), scaled up where the tangents' error estimate is the larger:
-    the PID's scaled error of the result is the larger of the state's and the tangents' (``_TangentErrors``)."""
-
-    @jax.custom_jvp
-    def scaled(y_error, y0, y1, rtol, atol):
-        return y_error
-
-    @scaled.defjvp
-    def scaled_jvp(primals, tangents):
-        y_error, y0, y1, rtol, atol = primals  # (the tolerances as arguments: they may be traced)
-        tangent_error, tangent0, tangent1, _, _ = tangents
-
-        def ratio(error, start, end):
-            # the PID's scaled error of ``error`` at a step from ``start`` to ``end`` (a NaN end as the start)
-            end = jax.tree.map(lambda a, b: jnp.where(jnp.isnan(b).any(), a, b), start, end)
-            scale = jax.tree.map(lambda a, b: atol + rtol * jnp.maximum(jnp.abs(a), jnp.abs(b)), start, end)
-            return norm(jax.tree.map(lambda x, s: x / s, error, scale)), scale
-
-        state, scale = ratio(y_error, y0, y1)
-        tangent, _ = ratio(tangent_error, tangent0, tangent1)
-        # a NaN or infinite tangent error rejects the step (as diffrax's NaN state error does), where the tangents
-        # at its start are finite: at a start already non-finite it would only shrink the steps to nothing
-        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tangent0)]))
-        tangent = jnp.where(finite, jnp.where(jnp.isnan(tangent), jnp.inf, tangent), 0.0)
-        worst = _worst_of_directions(jax.lax.stop_gradient(state), jax.lax.stop_gradient(tangent))
-        # where the tangents' error is the larger, the error ``scale`` · worst, whose scaled norm is worst (the rms
-        # and the max norm of a constant are that constant); infinite, it is infinite, and the step shrinks
-        return jax.tree.map(lambda e, s: jnp.where(worst > state, s * worst, e), y_error, scale), tangent_error
-
-    return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
-
-
-@jax.custom_jvp
-def _differentiated(x):
-    """0.0, or 1.0 in a forward-mode derivative with respect to anything ``x`` depends on (the JVP rule's primal
-    output), with no derivative of its own: for what only a derivative's steps do (``_SegmentController``'s
-    ``passages``)."""
-    return jnp.zeros(())
-
-
-@_differentiated.defjvp
-def _differentiated_jvp(primals, tangents):
-    return jnp.ones(()), jnp.zeros(())
-
-
-@jax.custom_batching.custom_vmap
-def _worst_of_directions(state, tangent):
-    """max(``state``, ``tangent``); under ``vmap`` over the tangents only (``jax.jacfwd``: one state, one tangent
-    error a direction), the largest of the directions', so that the state stays one run (unbatched)."""
-    return jnp.maximum(state, tangent)
-
-
-@_worst_of_directions.def_vmap
-def _worst_of_directions_vmap(axis_size, in_batched, state, tangent):
-    # A batch of the tangents only is one of directions: its largest. A batch of the states too (a user's vmap) is
-    # one of runs: each its own, through this function again, so that a vmap over directions applied after it
-    # (``jax.jacfwd`` of a ``jax.vmap``: the vmap batches first) still finds its directions.
-    state_batched, tangent_batched = in_batched
-    if tangent_batched and not state_batched:
-        return _worst_of_directions(state, jnp.max(tangent, axis=0)), False
-    state, tangent = (x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
-                      for x, batched in ((state, state_batched), (tangent, tangent_batched)))
-    return _worst_of_directions(state, tangent), True
-
-
-class _SpinController(_WrappedController):
-    """The PID controller of a run without contacts whose bodies are spatial: no step turns one by more than
-    ``SPIN_STEP`` (``_spin_bound`` at the end of each accepted step limits the next; in runs with contacts
-    ``_SegmentController`` bounds the steps)."""
-
-    def wrap(self, direction):
-        return _SpinController(self.controller.wrap(direction))
-
-    @staticmethod
-    def _bound(y):
-        q, v = (x.reshape(-1, SPATIAL_SIZE) for x in y)
-        return jax.lax.stop_gradient(_spin_bound(q, v))  # the solver's choice, not the parameters' (as diffrax's)
-
-    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        t_next, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
-        return jnp.minimum(t_next, t0 + self._bound(y0)), state
-
-    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
-        keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
-            t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state)
-        next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + self._bound(y1_candidate)), next_t1)
-        return keep, next_t0, next_t1, jump, state, result
-
-
-class _SegmentController(_WrappedController):
-    """The PID controller of the segments: it starts each segment at the step the last one proposed.
-
-    A segment starts where an event ended the last one. Its first step is
-    the step size the controller proposed at the end of the last segment
-    (``args[6]``, 0 at the first segment, which takes diffrax's initial step
-    selection); the proposal is kept in the controller's state and read back
-    at the segment's end (``SaveAt(controller_state=True)``). With spatial
-    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
-    indices of the families it bounds) or ``contact_steps`` (``contact``), every step is also bounded by
-    ``_step_bound``: the bound at the end of each
-    accepted step limits the next one; a rejected step is retried shorter
-    than it was, so within the bound of the last accepted state. On the
-    families of ``friction``, and in a forward-mode derivative (``_differentiated``) on those of ``passages``
-    too (under ``_TangentErrors``: the other families with friction), a step the error control accepts is also
-    rejected where a loaded slip moved too far in it (``_slip_passage``), and retried
-    in proportion; the ratio of an accepted step bounds the next one. The
-    slips of the accepted state are kept in the controller's state, where
-    the next step starts. ``friction_step``: the solver's h λ_F
-    (``_friction_step``); ``None`` without ``friction_steps`` and where the
-    solver is stable on the friction (A-stable, or the friction implicit: an
-    IMEX solver), where ``friction_steps`` keeps only the passages' bound.
-    """
-
-    families: tuple = eqx.field(static=True)
-    near: bool = eqx.field(static=True)
-    friction: tuple = eqx.field(static=True)
-    passages: tuple = eqx.field(static=True)
-    contact: tuple = eqx.field(static=True)
-    friction_step: float = eqx.field(static=True)
-    spin: bool = eqx.field(static=True)
-
-    @property
-    def stability(self):
-        """Whether ``friction_steps`` bounds the steps by the friction's stability (not where it is implicit)."""
-        return self.friction_step is not None
-
-    @property
-    def bounded(self):
-        return self.near or self.stability or self.contact or self.spin
-
-    @property
-    def tracked(self):
-        """The families whose loaded slips the controller keeps: those of ``friction`` and ``passages``."""
-        return tuple(sorted(self.friction + self.passages))
-
-    def _bound(self, t, y, args):
-        # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
-        # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
-        return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near,
-                        (self.friction_step, self.friction) if self.stability else None,
-                        self.contact, self.controller.atol, self.spin))
-
-    def wrap(self, direction):
-        return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.passages, self.contact, self.friction_step, self.spin)
-
-    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        hint = jax.lax.stop_gradient(args[6])
-        t_next, state = jax.lax.cond(
-            hint > 0,
-            lambda: self.controller.init(terms, t0, t1, y0, hint, args, func, error_order),
-            lambda: self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order),
-        )
-        if self.bounded:
-            t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
-        slips = jax.lax.stop_gradient(_loaded_slips(self.tracked, y0, args)) if self.tracked else ()
-        return t_next, (state, t_next - t0, slips)
-
-    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
-        state, proposal, slips = controller_state
-        keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
-            t0, t1, y0, y1_candidate, args, y_error, error_order, state
-        )
-        if self.bounded:
-            # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
-            bound = self._bound(t1, y1_candidate, args)
-            next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
-        if self.tracked:
-            candidate = jax.lax.stop_gradient(_loaded_slips(self.tracked, y1_candidate, args))
-
-            def passage(families):
-                chosen = [k in families for k in self.tracked]
-                return jax.lax.stop_gradient(_slip_passage(
-                    families, *([s for s, c in zip(x, chosen) if c] for x in (slips, candidate)), args))
-
-            ratio = passage(self.friction)
-            if self.passages:
-                ratio = jnp.maximum(ratio, jnp.where(_differentiated(y_error) > 0, passage(self.passages), 0.0))
-            # (a candidate the error control rejected can be far off: only an accepted one is judged)
-            fast = keep & (ratio > 1.0)
-            step = 0.9 * (t1 - t0) / jnp.maximum(ratio, 1e-300)
-            next_t0 = jnp.where(fast, t0, next_t0)
-            next_t1 = jnp.where(fast, t0 + step, jnp.where(keep, jnp.minimum(next_t1, next_t0 + step), next_t1))
-            keep = keep & ~fast
-        proposal = jnp.where(keep, next_t1 - next_t0, proposal)
-        if self.tracked:
-            # the accepted end is the next step's start (diffrax keeps y1_candidate as it is)
-            slips = jax.tree.map(lambda new, old: jnp.where(keep, new, old), candidate, slips)
-        return keep, next_t0, next_t1, jump, (state, proposal, slips), result
-
-
-def _contact_histories(families, t, y, args):
-    """``ContactHistory`` rows at (t, y) of every contact family, with the segment's ``args``."""
-    model, status, residual, released, *_ = args
-    q, v = (model.split(x) for x in y)
-
-    def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
-        gap, _ = _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t)
-        penetration = contact.geometry.penetration(pose_i, pose_j)
-        normal, normal_force, friction = _force_parts(contact, pose_i, pose_j, rate_i, rate_j)
-        return ContactHistory(penetration, jnp.where(status == CLOSED, -penetration, gap), normal, normal_force,
-                              friction)
-
-    return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
 
 
 def _gathered(model, families, sizes):
@@ -1813,120 +674,6 @@ def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
         return accelerations
 
     return jax.lax.switch(size, [cut(count) for count in sizes], q, v)
-
-
-def _removals(model, families, due, status):
-    """(leaving, removed) flags per member, family by family, from the due removal functions ``due``.
-
-    A due ``Geometry.removal`` removes its contact for good (``REMOVED``);
-    in a family with ``removes_body`` (``Contact``) it leaves the contact's
-    body j on its way out (``LEAVING``: no force, its ``Geometry.exit`` then
-    watched), and the exit takes the body out of the scene: every member of
-    every family with that body, on either side, is removed for good with it
-    (but those already ``REMOVED``).
-    """
-    if not any(model.forces[k].removes_body for k in families):
-        return [jnp.zeros_like(flags) for flags in due], list(due)
-    leaving, removed, gone = [], [], jnp.zeros(len(model.bodies), dtype=int)
-    for k, flags, status_k in zip(families, due, status):
-        contact = model.forces[k]
-        if contact.removes_body:
-            leaving.append(flags & (status_k < REMOVED))
-            exits = flags & (status_k == LEAVING)
-            body = contact.geometry.body_j
-            gone = gone.at[jnp.maximum(body, 0)].add((exits & (body >= 0)).astype(int))
-            removed.append(exits)
-        else:
-            leaving.append(jnp.zeros_like(flags))
-            removed.append(flags)
-    out = []
-    for k, flags, status_k in zip(families, removed, status):
-        geometry = model.forces[k].geometry
-        involved = ((geometry.body_i >= 0) & (gone[jnp.maximum(geometry.body_i, 0)] > 0)) | (
-            (geometry.body_j >= 0) & (gone[jnp.maximum(geometry.body_j, 0)] > 0))
-        out.append(flags | (involved & (status_k != REMOVED)))
-    return leaving, out
-
-
-def _apply_events(model, k, status, residual, released, hit, second, leaving, removed, q, v, t, rest_speed, shift,
-                  velocity_shift):
-    """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
-
-    Returns ``(model, status, residual, released, v, contact_event, onset)``,
-    the last two one flag per contact; ``contact_event`` is False at the
-    turning points of an open gap. The onsets of an impulsive family, with
-    its other proximal members, are one impact (``impact_velocity``).
-    Members ``removed`` (``_removals``) are removed for good, those
-    ``leaving`` until their body's exit (with any event of theirs at the same
-    instant); a removal's time is kept from the first of the two. ``shift`` and
-    ``velocity_shift`` (``_event_time_shifts``, ``_velocity_shift``) carry the
-    derivatives of the onset times into the laws set at them.
-    """
-    contact = model.forces[k]
-    qs, vs = model.split(q), model.split(v)
-    penetration = contact.penetration(qs)
-    separation = hit & ~second & (status == CLOSED)
-    crossed = hit & ~second & (status == APPROACHING)
-    turning = hit & (second | (status == RECEDING))
-    law = contact.active_law
-    left = jnp.maximum(penetration, 0.0) if law is not None and law.separates_at_zero_force else 0.0
-    # a residual surface deformation is kept until the bodies part (δ < 0 at a turning point)
-    new_residual = jnp.where(separation, left, jnp.where(turning & (penetration < 0), 0.0, residual))
-    # After a turning point the gap (with the surface as it now stands) says which way the bodies go: the
-    # status is chosen so that its functions start positive (receding: ġ > −v_r; approaching: ġ < v_r,
-    # g > 0). Dropping the recovering surface when the bodies have parted changes ġ by −ẋ_s, so the
-    # bodies may still be receding from the bare surface. A gap that closed within the rest band is an
-    # onset at the turn.
-    gap, rate = _open_gaps(contact, qs, vs, t, new_residual, released)
-    approaching = turning & (rate < -0.5 * rest_speed)
-    landed = approaching & (gap <= 0)
-    onset = crossed | landed
-    # (and the time of a removal, which ``_trajectory`` reads back from the final statuses)
-    new_released = jnp.where(separation | onset | leaving | (removed & (status != LEAVING)), t, released)
-    out = removed | leaving
-    open_status = jnp.where(approaching, APPROACHING, RECEDING)
-    if contact.impulsive:
-        # One impact of the proximal members ([Uchida 2015] §3a, Fig. 6): those within the proximity
-        # tolerance, always with the members whose onset it is.
-        impact = jnp.any(onset)
-        in_play = (status != REMOVED) & ~removed  # (an impulsive family does not remove bodies: ``Contact``)
-        taking_part = (onset | (penetration >= -contact.law.proximity)) & in_play
-        v = jax.lax.cond(impact, lambda v: impact_velocity(model, contact, q, v, t, taking_part), lambda v: v, v)
-        # After an impulse every member's status follows its gap rate as it then stands, as after a turning
-        # point (receding; approaching only from a positive gap): the impulse changes the rates of members
-        # that did not take part too. A member the model left touching and approaching has none.
-        gap_after, rate_after = _open_gaps(contact, qs, model.split(v), t, new_residual, new_released)
-        approaching_after = rate_after < -0.5 * rest_speed
-        v = eqx.error_if(
-            v, impact & jnp.any(approaching_after & (gap_after <= 0) & in_play),
-            "a RigidImpact's model left a contact touching and approaching (Poisson's law can, where the others' "
-            "restitution impulses press a contact that did not compress; an unconverged PLUS impact can): use "
-            "a model that resolves it (newton.impact, plus.impact) or a larger rest_speed",
-        )
-        after = jnp.where(approaching_after, APPROACHING, RECEDING)
-        new_status = jnp.where(impact, after, jnp.where(hit, open_status, status))
-        new_status = jnp.where(removed | (status == REMOVED), REMOVED, new_status)
-        updated = model
-    else:
-        new_status = jnp.where(removed, REMOVED, jnp.where(
-            leaving, LEAVING, jnp.where(hit, jnp.where(onset, CLOSED, open_status), status)))
-        # a fresh impact sets the law; a return onto the recovering surface keeps it
-        fresh = onset & (new_residual <= 0)
-        resolved = jax.lax.cond(
-            jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t, shift, velocity_shift), lambda c: c, contact
-        )
-        contact = _select(fresh, resolved, contact)
-        engaged = jnp.where(hit | out, (new_status == CLOSED).astype(float), contact.engaged)
-        updated = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
-    return (
-        updated,
-        new_status,
-        new_residual,
-        new_released,
-        v,
-        separation | onset,
-        onset,
-    )
 
 
 @eqx.filter_jit

@@ -27,7 +27,7 @@ from diffimpact.multibody import (
     State,
     simulate,
 )
-from diffimpact.multibody.simulate import (
+from diffimpact.multibody.step_control import (
     FRICTION_GUARD,
     FRICTION_STEP,
     _friction_guard,

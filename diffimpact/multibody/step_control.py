@@ -1,0 +1,699 @@
+"""How ``simulate`` bounds and judges its adaptive steps: where the error control of the state alone would
+give a wrong motion or wrong derivatives.
+
+Fast spins (``SPIN_STEP``). An adaptive step turns no spatial body by more
+than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω| of the fastest body; in
+runs with contacts and without). The error control alone does not bound a free
+rotation's turn: at rtol = 1e-3 a ball spinning at 490 rad/s, in the air or
+falling through a pocket, takes steps of about 2.4 rad, and under Baumgarte's
+feedback on its Euler parameters (the table's) loses 11 % of its energy in a
+second (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a
+radian", "A drift of |p| no longer changes a ball's inertia").
+
+With adaptive steps, each segment after the first starts at the step size
+the controller proposed at the end of the one before (``_SegmentController``),
+not at diffrax's initial step selection, which spends two evaluations of the
+accelerations and often a rejected step at every segment (counted in a
+16-ball break: 35 evaluations per segment before, 16 after; docs/RESULTS.md,
+"Where the break's time goes").
+
+Stiff friction and derivatives (``friction_steps``). A regularised friction
+law (μ F_N tanh(|v_t|/v_reg), Ambrósio's band) is stiff while the slip v_t
+sits in its band: the slip relaxes at λ_F ≈ s_F (1/m + r²/J) per contact,
+s_F ≈ μ F_N/v_reg, 1e6–1e8 /s in a hard collision. An explicit solver's
+error control does not bound its steps by that: the slip chatters across the
+band within the tolerance (rtol |v| ≫ v_reg) and the run itself mostly stays
+accurate (not always: a spinning cue ball's impact with a cushion of the
+16-ball table gained 18 mJ that way at rtol = 1e-3, docs/RESULTS.md,
+"``friction_steps`` on the families named"; and a ball's slide into rolling
+on the table's cloth can leave its slip chattering from step to step across
+the band, which the error estimate does not see, each step's friction being
+saturated throughout: a rolling resistance the model does not have, 1.8 %
+of the rolling speed after 0.8 s on the damped cloth at rtol = 1e-3,
+docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance"),
+but the derivatives of the run,
+those of the solver's steps (forward or reverse mode), grow through each
+such phase without bound (−1e23 m per unit restitution after one collision
+of two balls at rtol = 1e-3, against −0.10 m: docs/RESULTS.md,
+"Derivatives through stiff friction"). With
+``friction_steps=True`` every step is also bounded by h λ_F ≤
+``FRICTION_STEP``, λ_F the largest of the bodies' sums of
+``Contact.slip_rates`` at the step's start, so that the solver is stable on
+the friction and its derivatives are those of the motion. Given the indices
+in ``model.forces`` of some of the families instead, only their friction
+bounds the steps (both bounds, this one and the passages' below), and the
+friction guard below still watches the steps for the others. ``FRICTION_STEP``
+is Tsit5's; another Runge–Kutta solver's bound is scaled by its stability
+interval on the negative real axis (from its Butcher tableau) over Tsit5's:
+Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
+(``Kvaerno5``) gets none.
+
+A derivative the steps would give wrong stops instead (``FRICTION_GUARD``).
+Without ``friction_steps``, a differentiated run (forward or reverse mode)
+raises an error at an accepted step whose h λ_F is beyond ``FRICTION_GUARD``
+= 5 stability intervals of its explicit solver: the step has amplified the
+derivatives by the solver's |R(−h λ_F)|, far above 1 there. A few steps a
+little beyond one interval leave a derivative right (a rolling ball's hops
+on the cloth at rtol 1e-6), hence the factor; on the scenes measured it
+stops every derivative that blew up and passes every right one
+(docs/RESULTS.md, "The friction guard"). Runs that are not differentiated
+compute nothing for it (``_FrictionGuard``). It cannot see the passages
+below, where a slip crosses the band inside one step.
+
+A slip can also pass through the band, from one direction of sliding to the
+other, inside one step: a ball's slip on the cloth reverses within tens of
+nanoseconds in a hard collision. The motion hardly notices where in the step
+the friction flipped (2 μ F_N over that time, against the collision's
+force), so the error control does not refine there; the derivatives do,
+since when the flip happens moves with every parameter that moves the
+collision. So ``friction_steps`` also rejects an accepted step that moves a
+loaded slip by more than ``PASSAGE_STEP`` max(d, band), d the least distance
+of its path (taken straight) from zero and band the friction law's
+``band``, and retries it shorter: a slip approaches the band in steps that
+shrink with its distance and crosses it in at least 2/``PASSAGE_STEP``
+steps. (The four-ball break's cue-ball x at 0.125 s, whose cloth slip
+reverses in the first collision: its derivative with respect to the cloth's
+μ was 12 % off central differences at rtol = 1e-8 and 1.3 % at 1e-10, and
+is 0.14 % and 0.12 % off with it, 0.25 % at the break's rtol = 1e-3, with
+``contact_steps``: docs/RESULTS.md, "The slip's passage through the band".)
+
+Power laws at onset and separation, and derivatives (``contact_steps``).
+A force k δⁿ with n > 1 (Hertz, n = 3/2) has a stiffness n k δⁿ⁻¹ that
+is not smooth where δ = 0: the motion's sensitivities (the variational
+equation that ``jax.jvp`` and ``jax.grad`` of the solver's steps follow)
+have a coefficient ∝ √δ there. The steps the error control chooses from the
+motion alone, through an onset or a separation, give the motion to rtol but
+its derivatives only to about rtol^0.6: the rebound speed of an elastic
+Hertz ball dropped 5 cm, whose derivative with respect to the height is
+√(g/2h) in closed form, had d/dh 8.4 % off at rtol = 1e-6 and 0.78 % at
+1e-8 (docs/RESULTS.md, "Derivatives through a Hertz contact"). With
+``contact_steps=True`` every step is also bounded by h |δ̇| ≤
+``CONTACT_STEP`` max(δ, atol) over the closed contacts, so that the steps
+shrink geometrically towards each onset and separation: 7.7e-5 and
+1.5e-5 there, for 50–70 more steps per bounce (none where δ does not
+change: a ball resting on the cloth).
+
+Forward-mode derivatives under the error control (``tangent_errors``).
+Both bounds above place steps for derivatives by a rule made for one cause.
+In forward mode (``diffrax.ForwardMode``) the run carries its derivatives
+through the same stages as the state: they are the steps of the variational
+equation, and the tangent of the step's local error estimate is that step's
+estimate of their error. So the step-size control judges both
+(``_TangentErrors``): a step is accepted where max(‖e / (atol + rtol |y|)‖,
+‖ė / (atol + rtol |ẏ|)‖) < 1, e the state's error estimate, ė its tangent
+and ẏ the tangents at the step's ends, and the next step follows from the
+larger (internal numerical differentiation with the sensitivities in the
+error test, as CVODES does it with unit parameter scales). A Hertz onset, a
+slip in a friction law's band (the tangents' stiff modes, which the resting
+slip of the state does not excite) or a collision then gets the steps its
+derivatives need. The elastic Hertz ball above: d/dh 3.9e-7 off the closed
+form at rtol = 1e-8 without ``contact_steps`` (0.78 % with the state's
+steps alone, 1.5e-5 with the bound); the README's table shot: every entry of
+its Jacobian by the strike, e and μ within 2.3e-4 of central differences at
+rtol 1e-5 and 3.8e-6 at 1e-8 (the state's steps alone: 0.15 at 1e-5; both
+bounds, the state's steps: 3.8e-4 at 1e-5, 1.8e-5 at 1e-8; docs/RESULTS.md,
+"Forward-mode derivatives under the error control", "The passages through
+the band under the tangents' errors"). Of the several
+directions of ``jax.jacfwd`` the largest error sets the step
+(``_worst_of_directions``, a ``custom_vmap``), so the directions share one run
+of the state; a user's ``vmap`` over runs keeps each run's own. Reverse mode
+differentiates the steps of a run already taken, and keeps the bounds. What
+neither estimate sees is a slip that passes through a friction band inside
+one step (the flip's time moves with the parameters, the step's error
+hardly): the four-ball break's dx/dμ after 0.15 s at rtol 1e-3 was 0.044 m
+with the tangents' errors alone, against 0.0075 m by central differences of
+tight runs (``benchmarks/break_gradient.py``). So where they set the steps,
+the passages' bound of ``friction_steps`` (above) is on for every family with
+friction, and its stability bound is left to them: 0.00755 m there in 1,595
+steps (with both bounds as well: 0.0071 m in 3,279).
+
+"""
+
+import functools
+
+import diffrax as dfx
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact.multibody.bodies import SPATIAL_SIZE, SpatialBody
+from diffimpact.multibody.contact import body_mobilities
+from diffimpact.multibody.events import CLOSED, REMOVED
+from diffimpact.multibody.formulations import WrappedSolver
+
+
+#: h λ_F of ``friction_steps`` with Tsit5: inside its stability interval on the negative real axis (it ends at
+#: −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F. Another Runge–Kutta solver's bound
+#: is this times its interval over Tsit5's (``_friction_step``).
+FRICTION_STEP = 1.5
+#: A differentiated run whose steps are not bounded by the friction's stability stops at a step with h λ_F beyond
+#: this many stability intervals of its solver (``_FrictionGuard``): its derivatives would be wrong.
+FRICTION_GUARD = 5.0
+#: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
+IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
+#: c of ``friction_steps``' passages: a step moves a loaded slip by at most c max(d, band), d the least distance
+#: of its path over the step (taken straight) from zero, band the friction law's ``band``
+PASSAGE_STEP = 0.1
+#: h |δ̇| / max(δ, atol) of ``contact_steps``: each step moves a closed contact by at most this part of its depth
+CONTACT_STEP = 0.5
+#: h |ω|: an adaptive step turns no spatial body by more than this angle (rad). The error
+#: control alone lets a ball spinning freely at 490 rad/s turn 2.4 rad a step at rtol = 1e-3, and under Baumgarte's
+#: feedback lose energy (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
+SPIN_STEP = 1.0
+
+
+def _tangent_errors(controller, adjoint, tangent_errors):
+    """The PID ``controller`` as ``_TangentErrors`` where forward-mode derivatives (``ForwardMode``) get their
+    errors bounded (``simulate``'s ``tangent_errors``)."""
+    if not isinstance(tangent_errors, bool):
+        raise TypeError(f"tangent_errors must be True or False; got {tangent_errors!r}")
+    return _TangentErrors(controller) if tangent_errors and isinstance(adjoint, dfx.ForwardMode) else controller
+
+
+def _stability_interval(solver):
+    """How far the stability interval of ``solver`` reaches along the negative real axis: the largest x with
+    |R| ≤ 1 on [−x, 0], R(z) = 1 + z bᵀ (I − z A)⁻¹ 1 the stability function of its Butcher tableau (A, b); ``inf``
+    where |R| ≤ 1 on the whole axis (A-stable methods); ``None`` for a solver without a Butcher tableau.
+
+    Found on a grid (steps of 2e-4 up to 20, then geometric up to 1e6): the last point before the first where
+    |R| > 1. Euler's (R = 1 + z, no tableau in diffrax) is 2. A class's tableau is the class's: computed once a
+    class.
+    """
+    return _class_stability_interval(type(solver))
+
+
+@functools.cache
+def _class_stability_interval(kind):
+    if issubclass(kind, dfx.Euler):
+        return 2.0
+    tableau = getattr(kind, "tableau", None)
+    if not isinstance(tableau, dfx.ButcherTableau):
+        return None
+    stages = len(tableau.b_sol)
+    diagonal = np.zeros(stages) if tableau.a_diagonal is None else np.asarray(tableau.a_diagonal)
+    x = np.concatenate([np.arange(1, 100_001) * 2e-4, np.geomspace(20.0, 1e6, 2000)[1:]])
+    # (I − zA) g = 1 at z = −x, A lower triangular (explicit or diagonally implicit): forward substitution
+    g = []
+    for row in range(stages):
+        below = sum(coefficient * g[j] for j, coefficient in enumerate(tableau.a_lower[row - 1])) if row else 0.0
+        g.append((1.0 - x * below) / (1.0 + x * diagonal[row]))
+    unstable = np.abs(1.0 - x * sum(b * g_i for b, g_i in zip(np.asarray(tableau.b_sol), g))) > 1.0 + 1e-12
+    if not unstable.any():
+        return np.inf
+    first = np.argmax(unstable)
+    return float(x[first - 1]) if first else 0.0
+
+
+def _friction_step(solver):
+    """h λ_F of ``friction_steps`` for ``solver``: ``FRICTION_STEP`` scaled by its stability interval over Tsit5's
+    (``FRICTION_STEP`` itself for a solver without a Butcher tableau); ``None`` (no stability bound) where the
+    interval is the whole axis (an A-stable implicit solver) or the friction is implicit (``IMEX_SOLVERS``)."""
+    if isinstance(solver, IMEX_SOLVERS):
+        return None
+    interval = _stability_interval(solver)
+    if interval is None:
+        return FRICTION_STEP
+    return None if np.isinf(interval) else FRICTION_STEP * (interval / _stability_interval(dfx.Tsit5()))
+
+
+def _friction_guard(solver, friction_steps, frictional):
+    """h λ_F at which ``_FrictionGuard`` stops a derivative: ``FRICTION_GUARD`` stability intervals of ``solver``;
+    ``None`` (no guard) where the solver is stable on the friction (A-stable, or the friction implicit: an IMEX
+    solver), where its interval is unknown (no Butcher tableau), or where ``friction_steps`` (the indices of the
+    families it bounds) already bounds every step within it on each of the ``frictional`` families."""
+    interval = None if isinstance(solver, IMEX_SOLVERS) else _stability_interval(solver)
+    if interval is None or np.isinf(interval) or np.isinf(FRICTION_GUARD):
+        return None
+    limit = FRICTION_GUARD * interval
+    bound = _friction_step(solver) if set(frictional) <= set(friction_steps) else None
+    return None if bound is not None and bound <= limit else limit
+
+
+class _FrictionGuard(WrappedSolver):
+    """Wrap a diffrax solver so that a differentiated run with a step unstable on the friction raises an error.
+
+    Without ``friction_steps`` an explicit solver's steps may be longer than
+    the friction's stability allows while the error control is content: the
+    run stays right, but its derivatives (forward or reverse mode) are
+    amplified by the solver's |R(−h λ_F)| at every such step and come out
+    silently wrong (the four-ball break's 3-s derivative 10⁸⁷ m at rtol
+    1e-3). Each step's end state passes through an identity whose derivative
+    rule checks h λ_F at the step's start, λ_F as ``friction_steps`` computes
+    it (``_friction_rate``), against ``limit``; a run that is not
+    differentiated computes nothing more. Only accepted steps count (a
+    rejected trial step may be as long as it likes):
+
+    * forward mode (``reverse`` false): a
+      ``jax.custom_jvp`` whose rule flags the step in the solver's state
+      (the first unstable step's family), which diffrax keeps only for
+      accepted steps; the segment raises at its end where a step was flagged;
+    * reverse mode (``reverse``: ``diffrax.RecursiveCheckpointAdjoint``,
+      whose forward pass runs the plain steps): a ``eqx.filter_custom_vjp``
+      whose backward rule raises where the step was unstable and its
+      cotangent is not zero (diffrax gives a rejected step's end state none).
+
+    The error names the family with the largest share of h λ_F at the body
+    where it was beyond ``limit`` (``_friction_guard_messages``), so that a
+    user can name it in ``friction_steps``.
+
+    A few steps a little beyond the interval amplify a derivative by a
+    bounded factor and leave it right (the ball rolling and hopping on the
+    cloth at rtol 1e-6 has steps beyond one interval and its derivative
+    2.3e-6 off), so ``limit`` is ``FRICTION_GUARD`` intervals: on the scenes
+    measured it stops every derivative that blew up and passes every right
+    one (docs/RESULTS.md, "The friction guard"). It cannot see a slip that
+    passes through a law's band inside one step (``friction_steps``' other
+    bound).
+    """
+
+    families: tuple = eqx.field(static=True)
+    limit: float = eqx.field(static=True)
+    reverse: bool = eqx.field(static=True)
+
+    def init(self, terms, t0, t1, y0, args):
+        return self.solver.init(terms, t0, t1, y0, args), jnp.full((), -1)
+
+    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        state, flagged = solver_state
+        y1, y_error, dense_info, state, result = self.solver.step(terms, t0, t1, y0, args, state, made_jump)
+        families, limit = self.families, self.limit
+
+        def unstable(model, y0, h):
+            # which of ``families`` has the largest share of h λ_F at the body where it is beyond ``limit``, or -1
+            q, v = (model.split(x) for x in y0)
+            rates = _slip_rates(model, families, q, v)
+            total = sum(rates)
+            worst = jnp.argmax(total)
+            return jnp.where(h * total[worst] > limit, jnp.argmax(jnp.stack(rates)[:, worst]), -1)
+
+        arrays, static = eqx.partition((args[0], y0, t1 - t0), eqx.is_array)
+        extra = eqx.combine(jax.lax.stop_gradient(arrays), static)  # (the check is no function of the parameters)
+        if self.reverse:
+            y1 = _cotangent_checked(y1, (unstable, _friction_guard_messages(args[0], families)), *extra)
+        else:
+            y1, flag = _tangent_flagged(y1, unstable, *extra)
+            flagged = jnp.where(flagged >= 0, flagged, flag)  # (the first unstable step's family)
+        return y1, y_error, dense_info, (state, flagged), result
+
+
+def _stages_loop(solver, adjoint):
+    """``solver`` with the stages' loop that ``adjoint`` differentiates set, as diffrax sets it for a Runge–Kutta
+    solver in forward mode (``ForwardMode``: "lax"; ``DirectAdjoint``: "bounded"; the default, checkpointed for
+    reverse mode, has no forward-mode derivative). diffrax sets it through a wrapper of the solver, but its
+    solvers' metaclass looks one wrapper in, and with the friction guard a formulation's wrapper
+    (``DirectCorrection``'s projection) is the second."""
+    kind = {dfx.ForwardMode: "lax", dfx.DirectAdjoint: "bounded"}.get(type(adjoint))
+    if kind is None or not isinstance(solver, dfx.AbstractRungeKutta) or solver.scan_kind is not None:
+        return solver
+    return eqx.tree_at(lambda s: s.scan_kind, solver, kind, is_leaf=lambda x: x is None)
+
+
+def _tangent_flagged(y1, unstable, model, y0, h):
+    """(``y1``, -1); differentiated, (``y1``, ``unstable(model, y0, h)``) with ``y1``'s tangent unchanged."""
+    arrays, static = eqx.partition(model, eqx.is_array)
+
+    @jax.custom_jvp
+    def flagged(y1, arrays, y0, h):
+        return y1, jnp.full((), -1)
+
+    @flagged.defjvp
+    def flagged_jvp(primals, tangents):
+        y1, arrays, y0, h = primals
+        flag = unstable(eqx.combine(arrays, static), y0, h)
+        return (y1, flag), (tangents[0], np.zeros((), dtype=jax.dtypes.float0))
+
+    return flagged(y1, arrays, y0, h)
+
+
+@eqx.filter_custom_vjp
+def _cotangent_checked(y1, check, model, y0, h):
+    """``y1``; its cotangent raises where not zero and ``unstable(model, y0, h)`` names a family (≥ 0), with the
+    message of that family of ``messages`` (``check``: (unstable, messages))."""
+    return y1
+
+
+@_cotangent_checked.def_fwd
+def _cotangent_checked_fwd(perturbed, y1, check, model, y0, h):
+    return y1, None
+
+
+@_cotangent_checked.def_bwd
+def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, check, model, y0, h):
+    used = [jnp.any(c != 0) for c in jax.tree.leaves(cotangent)]
+    if not used:
+        return cotangent
+    unstable, messages = check
+    family = unstable(model, y0, h)
+    return eqx.branched_error_if(cotangent, functools.reduce(jnp.logical_or, used) & (family >= 0),
+                                 jnp.maximum(family, 0), messages)
+
+
+def _friction_guard_messages(model, families):
+    """The friction guard's error for each of ``families`` (indices in ``model.forces``), naming it."""
+    return tuple(
+        f"a differentiated step was unstable on the friction of model.forces[{k}] "
+        f"({type(model.forces[k].friction).__name__} friction; h lambda_F beyond FRICTION_GUARD stability intervals "
+        "of the solver): the derivatives of this run through stiff friction would be wrong; pass "
+        f"friction_steps=True, or friction_steps naming model.forces[{k}] among others (or integrate the friction "
+        "implicitly: an IMEX solver)" for k in families)
+
+
+def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
+    """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``:
+    (h λ_F, the indices of the families it bounds) or ``None``), the closed contacts' depths (``contact``) and the
+    spatial bodies' spins (``spin``).
+
+    With a near distance d_n: min over the approaching open contacts of
+    max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
+    (at most the gap), not the gap's rate: a zone recovering after a
+    zero-force separation moves the gap fast while the bodies do not move.
+    With ``friction``, the solver's h λ_F (``_friction_step``): that over the
+    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps``
+    (``contact``: the indices of the families it bounds): min over their closed contacts of ``CONTACT_STEP``
+    max(δ, ``floor``)/|δ̇|. With ``spin``: ``_spin_bound``.
+    """
+    model, status, _, _, _, near_distance, *_ = args
+    q, v = (model.split(x) for x in y)
+
+    def least(where, length, speed):
+        # min of length/speed over the members ``where`` holds (inf if none)
+        return jnp.min(jnp.where(where, length / jnp.where(where, speed, 1.0), jnp.inf))
+
+    bounds = []
+    for k, status_k in zip(families, status if near or contact else ()):
+        penetration, rate = model.forces[k].penetration_rate(q, v)
+        # (a family that is not located has no open and closed statuses: its penetration says)
+        closed = status_k == CLOSED if model.forces[k].located else (status_k < REMOVED) & (penetration > 0)
+        if near:
+            approaching = (status_k < REMOVED) & ~closed & (rate > 0)
+            bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
+        if k in contact:
+            moving = closed & (rate != 0)
+            bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
+    if friction is not None:
+        step, bounded = friction
+        bounds.append(step / _friction_rate(model, bounded, q, v))
+    if spin:
+        bounds.append(_spin_bound(q, v))
+    return jnp.min(jnp.stack(bounds))
+
+
+def _spin_bounded(model):
+    """Whether ``SPIN_STEP`` bounds the adaptive steps of ``model``: its bodies are spatial and the bound finite."""
+    return isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(SPIN_STEP))
+
+
+def _spin_bound(q, v):
+    """``SPIN_STEP`` over the largest angular speed of the spatial bodies' rows ``q``, ``v`` (bodies, 7), taken as
+    2 |ṗ|/|p| (≥ |ω| = 2 |ṗ − p (pᵀṗ)/pᵀp|/|p|)."""
+    speeds = 2.0 * jnp.linalg.norm(v[:, 3:], axis=1) / jnp.linalg.norm(q[:, 3:], axis=1)
+    return SPIN_STEP / jnp.max(speeds)
+
+
+def _friction_rate(model, families, q, v):
+    """λ_F: the largest of the bodies' sums of ``Contact.slip_rates`` over the contact ``families`` (indices in
+    ``model.forces``), at the split coordinates and velocities ``q``, ``v``."""
+    return jnp.max(sum(_slip_rates(model, families, q, v)))
+
+
+def _slip_rates(model, families, q, v):
+    """Each of the contact ``families``' ``Contact.slip_rates``, per body, at ``q``, ``v``: a list of (bodies,)."""
+    mobilities = body_mobilities(model.bodies)
+    return [model.forces[k].slip_rates(mobilities, q, v) for k in families]
+
+
+def _with_friction(families, model):
+    """The families that exert friction (``Contact.frictional``)."""
+    return [k for k in families if model.forces[k].frictional]
+
+
+def _loaded_slips(families, y, args):
+    """(f_N, v_t) of each of the ``families`` with friction (``Contact.slips``; indices in ``model.forces``, those
+    ``friction_steps`` bounds) at the state ``y``, for ``_slip_passage``."""
+    model = args[0]
+    q, v = (model.split(x) for x in y)
+    return tuple(model.forces[k].slips(q, v) for k in families)
+
+
+def _slip_passage(families, slips0, slips1, args):
+    """Largest ratio, over the loaded contacts of the ``families`` with friction, of a step's slip change
+    |v_t1 − v_t0| to ``PASSAGE_STEP`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from
+    zero, band the friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast.
+    ``slips0`` and ``slips1``: ``_loaded_slips`` at the step's start and end."""
+    model = args[0]
+    ratios = [jnp.zeros(())]
+    for k, (f0, s0), (f1, s1) in zip(families, slips0, slips1, strict=True):
+        change = s1 - s0
+        along = jnp.clip(-jnp.sum(s0 * change, axis=-1) / jnp.maximum(jnp.sum(change**2, axis=-1), 1e-300), 0, 1)
+        distance = jnp.linalg.norm(s0 + along[:, None] * change, axis=-1)
+        band = model.forces[k].friction.band
+        ratio = jnp.linalg.norm(change, axis=-1) / (PASSAGE_STEP * jnp.maximum(distance, band))
+        ratios.append(jnp.max(jnp.where((f0 > 0) | (f1 > 0), ratio, 0.0)))
+    return jnp.max(jnp.stack(ratios))
+
+
+class _WrappedController(dfx.AbstractAdaptiveStepSizeController):
+    """A PID ``controller`` whose steps a subclass bounds; its tolerances and norm are the PID's."""
+
+    controller: dfx.PIDController
+
+    @property
+    def rtol(self):
+        return self.controller.rtol
+
+    @property
+    def atol(self):
+        return self.controller.atol
+
+    @property
+    def norm(self):
+        return self.controller.norm
+
+
+class _TangentErrors(_WrappedController):
+    """A PID ``controller`` whose error control, in a forward-mode derivative, also bounds the tangents' errors.
+
+    Differentiated in forward mode, an explicit Runge–Kutta step carries the
+    tangents (the state's derivatives with respect to the parameters, one set
+    a direction of ``jax.jvp`` or column of ``jax.jacfwd``) through the same
+    stages as the state: its tangents are the step of the variational
+    equations, and the tangent of its local error estimate is that step's
+    error estimate. The PID controller alone judges the state's error, so a
+    step that is accurate for the state but not for its derivatives is
+    accepted: at a Hertz onset (the force's slope ∝ δ^½), in a friction
+    law's band (the tangents' stiff modes) or through its corners. Here the
+    controller judges max(‖e / (atol + rtol |y|)‖, ‖ė / (atol + rtol |ẏ|)‖),
+    e the state's error estimate and ė its tangent, ẏ the tangents at the
+    step's two ends, with the same rtol, atol and norm (``_with_tangent_error``;
+    atol in the state's units per unit of the parameter, as CVODES's
+    sensitivities with unit parameter scales): parameters of order one, or
+    directions scaled to them, give it the meaning it has for the state.
+    A run that is not differentiated computes nothing more and takes the
+    same steps. Of several directions (``jax.jacfwd``), the step is judged
+    by the worst, so that all share one run of the state.
+    """
+
+    def wrap(self, direction):
+        return _TangentErrors(self.controller.wrap(direction))
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        return self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        y_error = _with_tangent_error(y_error, y0, y1_candidate, self.rtol, self.atol, self.norm)
+        return self.controller.adapt_step_size(t0, t1, y0, y1_candidate, args, y_error, error_order,
+                                               controller_state)
+
+
+def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
+    """``y_error``; differentiated (forward mode), scaled up where the tangents' error estimate is the larger:
+    the PID's scaled error of the result is the larger of the state's and the tangents' (``_TangentErrors``)."""
+
+    @jax.custom_jvp
+    def scaled(y_error, y0, y1, rtol, atol):
+        return y_error
+
+    @scaled.defjvp
+    def scaled_jvp(primals, tangents):
+        y_error, y0, y1, rtol, atol = primals  # (the tolerances as arguments: they may be traced)
+        tangent_error, tangent0, tangent1, _, _ = tangents
+
+        def ratio(error, start, end):
+            # the PID's scaled error of ``error`` at a step from ``start`` to ``end`` (a NaN end as the start)
+            end = jax.tree.map(lambda a, b: jnp.where(jnp.isnan(b).any(), a, b), start, end)
+            scale = jax.tree.map(lambda a, b: atol + rtol * jnp.maximum(jnp.abs(a), jnp.abs(b)), start, end)
+            return norm(jax.tree.map(lambda x, s: x / s, error, scale)), scale
+
+        state, scale = ratio(y_error, y0, y1)
+        tangent, _ = ratio(tangent_error, tangent0, tangent1)
+        # a NaN or infinite tangent error rejects the step (as diffrax's NaN state error does), where the tangents
+        # at its start are finite: at a start already non-finite it would only shrink the steps to nothing
+        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tangent0)]))
+        tangent = jnp.where(finite, jnp.where(jnp.isnan(tangent), jnp.inf, tangent), 0.0)
+        worst = _worst_of_directions(jax.lax.stop_gradient(state), jax.lax.stop_gradient(tangent))
+        # where the tangents' error is the larger, the error ``scale`` · worst, whose scaled norm is worst (the rms
+        # and the max norm of a constant are that constant); infinite, it is infinite, and the step shrinks
+        return jax.tree.map(lambda e, s: jnp.where(worst > state, s * worst, e), y_error, scale), tangent_error
+
+    return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
+
+
+@jax.custom_jvp
+def _differentiated(x):
+    """0.0, or 1.0 in a forward-mode derivative with respect to anything ``x`` depends on (the JVP rule's primal
+    output), with no derivative of its own: for what only a derivative's steps do (``_SegmentController``'s
+    ``passages``)."""
+    return jnp.zeros(())
+
+
+@_differentiated.defjvp
+def _differentiated_jvp(primals, tangents):
+    return jnp.ones(()), jnp.zeros(())
+
+
+@jax.custom_batching.custom_vmap
+def _worst_of_directions(state, tangent):
+    """max(``state``, ``tangent``); under ``vmap`` over the tangents only (``jax.jacfwd``: one state, one tangent
+    error a direction), the largest of the directions', so that the state stays one run (unbatched)."""
+    return jnp.maximum(state, tangent)
+
+
+@_worst_of_directions.def_vmap
+def _worst_of_directions_vmap(axis_size, in_batched, state, tangent):
+    # A batch of the tangents only is one of directions: its largest. A batch of the states too (a user's vmap) is
+    # one of runs: each its own, through this function again, so that a vmap over directions applied after it
+    # (``jax.jacfwd`` of a ``jax.vmap``: the vmap batches first) still finds its directions.
+    state_batched, tangent_batched = in_batched
+    if tangent_batched and not state_batched:
+        return _worst_of_directions(state, jnp.max(tangent, axis=0)), False
+    state, tangent = (x if batched else jnp.broadcast_to(x, (axis_size, *jnp.shape(x)))
+                      for x, batched in ((state, state_batched), (tangent, tangent_batched)))
+    return _worst_of_directions(state, tangent), True
+
+
+class _SpinController(_WrappedController):
+    """The PID controller of a run without contacts whose bodies are spatial: no step turns one by more than
+    ``SPIN_STEP`` (``_spin_bound`` at the end of each accepted step limits the next; in runs with contacts
+    ``_SegmentController`` bounds the steps)."""
+
+    def wrap(self, direction):
+        return _SpinController(self.controller.wrap(direction))
+
+    @staticmethod
+    def _bound(y):
+        q, v = (x.reshape(-1, SPATIAL_SIZE) for x in y)
+        return jax.lax.stop_gradient(_spin_bound(q, v))  # the solver's choice, not the parameters' (as diffrax's)
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        t_next, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
+        return jnp.minimum(t_next, t0 + self._bound(y0)), state
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state)
+        next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + self._bound(y1_candidate)), next_t1)
+        return keep, next_t0, next_t1, jump, state, result
+
+
+class _SegmentController(_WrappedController):
+    """The PID controller of the segments: it starts each segment at the step the last one proposed.
+
+    A segment starts where an event ended the last one. Its first step is
+    the step size the controller proposed at the end of the last segment
+    (``args[6]``, 0 at the first segment, which takes diffrax's initial step
+    selection); the proposal is kept in the controller's state and read back
+    at the segment's end (``SaveAt(controller_state=True)``). With spatial
+    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
+    indices of the families it bounds) or ``contact_steps`` (``contact``), every step is also bounded by
+    ``_step_bound``: the bound at the end of each
+    accepted step limits the next one; a rejected step is retried shorter
+    than it was, so within the bound of the last accepted state. On the
+    families of ``friction``, and in a forward-mode derivative (``_differentiated``) on those of ``passages``
+    too (under ``_TangentErrors``: the other families with friction), a step the error control accepts is also
+    rejected where a loaded slip moved too far in it (``_slip_passage``), and retried
+    in proportion; the ratio of an accepted step bounds the next one. The
+    slips of the accepted state are kept in the controller's state, where
+    the next step starts. ``friction_step``: the solver's h λ_F
+    (``_friction_step``); ``None`` without ``friction_steps`` and where the
+    solver is stable on the friction (A-stable, or the friction implicit: an
+    IMEX solver), where ``friction_steps`` keeps only the passages' bound.
+    """
+
+    families: tuple = eqx.field(static=True)
+    near: bool = eqx.field(static=True)
+    friction: tuple = eqx.field(static=True)
+    passages: tuple = eqx.field(static=True)
+    contact: tuple = eqx.field(static=True)
+    friction_step: float = eqx.field(static=True)
+    spin: bool = eqx.field(static=True)
+
+    @property
+    def stability(self):
+        """Whether ``friction_steps`` bounds the steps by the friction's stability (not where it is implicit)."""
+        return self.friction_step is not None
+
+    @property
+    def bounded(self):
+        return self.near or self.stability or self.contact or self.spin
+
+    @property
+    def tracked(self):
+        """The families whose loaded slips the controller keeps: those of ``friction`` and ``passages``."""
+        return tuple(sorted(self.friction + self.passages))
+
+    def _bound(self, t, y, args):
+        # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
+        # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
+        return jax.lax.stop_gradient(
+            _step_bound(self.families, t, y, args, self.near,
+                        (self.friction_step, self.friction) if self.stability else None,
+                        self.contact, self.controller.atol, self.spin))
+
+    def wrap(self, direction):
+        return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
+                                  self.passages, self.contact, self.friction_step, self.spin)
+
+    def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
+        hint = jax.lax.stop_gradient(args[6])
+        t_next, state = jax.lax.cond(
+            hint > 0,
+            lambda: self.controller.init(terms, t0, t1, y0, hint, args, func, error_order),
+            lambda: self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order),
+        )
+        if self.bounded:
+            t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
+        slips = jax.lax.stop_gradient(_loaded_slips(self.tracked, y0, args)) if self.tracked else ()
+        return t_next, (state, t_next - t0, slips)
+
+    def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
+        state, proposal, slips = controller_state
+        keep, next_t0, next_t1, jump, state, result = self.controller.adapt_step_size(
+            t0, t1, y0, y1_candidate, args, y_error, error_order, state
+        )
+        if self.bounded:
+            # only an accepted state bounds the next step: a rejected candidate can be far off (10²² m)
+            bound = self._bound(t1, y1_candidate, args)
+            next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
+        if self.tracked:
+            candidate = jax.lax.stop_gradient(_loaded_slips(self.tracked, y1_candidate, args))
+
+            def passage(families):
+                chosen = [k in families for k in self.tracked]
+                return jax.lax.stop_gradient(_slip_passage(
+                    families, *([s for s, c in zip(x, chosen) if c] for x in (slips, candidate)), args))
+
+            ratio = passage(self.friction)
+            if self.passages:
+                ratio = jnp.maximum(ratio, jnp.where(_differentiated(y_error) > 0, passage(self.passages), 0.0))
+            # (a candidate the error control rejected can be far off: only an accepted one is judged)
+            fast = keep & (ratio > 1.0)
+            step = 0.9 * (t1 - t0) / jnp.maximum(ratio, 1e-300)
+            next_t0 = jnp.where(fast, t0, next_t0)
+            next_t1 = jnp.where(fast, t0 + step, jnp.where(keep, jnp.minimum(next_t1, next_t0 + step), next_t1))
+            keep = keep & ~fast
+        proposal = jnp.where(keep, next_t1 - next_t0, proposal)
+        if self.tracked:
+            # the accepted end is the next step's start (diffrax keeps y1_candidate as it is)
+            slips = jax.tree.map(lambda new, old: jnp.where(keep, new, old), candidate, slips)
+        return keep, next_t0, next_t1, jump, (state, proposal, slips), result
