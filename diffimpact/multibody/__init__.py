@@ -8,7 +8,7 @@ parameters e0..e3, eq. (2.8)); a model is one or the other. Build a static
 instantaneous impacts, resolved by contact events in ``simulate``.
 
 The modules, in the order a run goes through them: ``bodies``, ``constraints``,
-``forces`` and ``contact`` (what the model is made of), ``model``,
+``forces``, ``geometry`` and ``contact`` (what the model is made of), ``model``,
 ``formulations`` (the accelerations of the constrained system), ``simulate``
 (the driver: segments of diffrax solves between contact events), ``events``
 (each contact's status, the functions that end a segment, and what happens
@@ -29,26 +29,28 @@ from diffimpact.multibody.bodies import (
     point_position,
 )
 from diffimpact.multibody.contact import (
-    CircleCircle,
-    CirclePlane,
     Contact,
-    Cushion,
-    Geometry,
-    HoledPlane,
     HuntCrossleyImpact,
     ImpactLaw,
     NewtonRestitution,
     OptimalDamping,
-    PointPlane,
     RigidImpact,
-    SphereFace,
-    SpherePlane,
-    SphereSphere,
     contact_frame,
     impact_problem,
     impact_velocity,
     normal_response,
     resolve_at_onset,
+)
+from diffimpact.multibody.geometry import (
+    CircleCircle,
+    CirclePlane,
+    Cushion,
+    Geometry,
+    HoledPlane,
+    PointPlane,
+    SphereFace,
+    SpherePlane,
+    SphereSphere,
 )
 from diffimpact.multibody.constraints import (
     Constraint,

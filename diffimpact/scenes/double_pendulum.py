@@ -75,14 +75,17 @@ from diffimpact.contact.friction import Coulomb
 from diffimpact.impulse import routh
 from diffimpact.multibody import (
     AppliedTorque,
+    CirclePlane,
+    Contact,
     Gravity,
     JointDamping,
     Model,
+    OptimalDamping,
     PlanarBody,
     RevolutePlanar,
+    RigidImpact,
     State,
 )
-from diffimpact.multibody.contact import CirclePlane, Contact, OptimalDamping, RigidImpact
 
 #: Energy at the stable equilibrium ψ₁ = ψ₂ = 0, "about −40.007 J" ([Sypniewska-Kamińska 2017], section 4).
 EQUILIBRIUM_ENERGY = -40.007

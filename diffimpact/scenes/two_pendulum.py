@@ -39,13 +39,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive, check_range
-from diffimpact.multibody import Gravity, Model, PlanarBody, RevolutePlanar, State
-from diffimpact.multibody.contact import (
+from diffimpact.multibody import (
     Contact,
+    Gravity,
     HuntCrossleyImpact,
+    Model,
     NewtonRestitution,
     OptimalDamping,
+    PlanarBody,
     PointPlane,
+    RevolutePlanar,
+    State,
 )
 
 #: Initial angles θ₁, θ₂ (rad) of [Poursina 2020] §6.
