@@ -163,6 +163,46 @@ def _select(flag, new, old):
     return eqx.combine(jax.tree.map(choose, arrays, eqx.filter(old, eqx.is_array)), static)
 
 
+def _start(model, families, q0, v0):
+    """The statuses of the contact families ``families`` (indices in ``model.forces``) at the start of a run, at
+    the bodies' blocks ``q0``, ``v0``, and ``model`` with each family's ``engaged`` flags set from them.
+
+    Closed where ``_starts_closed``, but never a family whose law is set at onset; otherwise approaching from a
+    positive gap, or receding; a family that is not ``located`` only removed or not; removed where a geometry's
+    ``removal`` starts at or below zero (leaving, for ``removes_body``), and removed for good with every contact of
+    a body whose ``exit`` starts there too.
+    """
+    status0 = []
+    for k in families:
+        contact = model.forces[k]
+        penetration, rate = contact.penetration_rate(q0, v0)
+        # (laws set at onset must start apart: ``_check_impact_laws_open``)
+        closed = _starts_closed(penetration, rate) & (not contact.impulsive)
+        # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
+        # zero, where no down-crossing can be seen, and hide every other contact's event
+        status = jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING))
+        if not contact.located:  # (its statuses are only removed or not)
+            status = jnp.full(contact.count, RECEDING)
+        removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
+        if removal is not None:  # already gone (e.g. a ball that starts under a hole)
+            status = jnp.where(removal <= 0, LEAVING if contact.removes_body else REMOVED, status)
+        status0.append(status)
+    # a body that starts out of the scene too (``removes_body``: its exit function ≤ 0) is taken out of it
+    exits = []
+    for k, status in zip(families, status0):
+        contact = model.forces[k]
+        outside = (contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.exit(pose_i, pose_j), q0) <= 0
+                   if contact.removes_body else False)
+        exits.append((status == LEAVING) & outside)
+    _, removed = _removals(model, families, exits, status0)
+    status0 = tuple(jnp.where(flags, REMOVED, status) for status, flags in zip(status0, removed))
+    for k, status in zip(families, status0):
+        contact = model.forces[k]
+        engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status >= REMOVED, 0.0, -1.0)
+        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
+    return model, status0
+
+
 def _open_gap(contact, pose_i, pose_j, rate_i, rate_j, residual, released, t):
     """Gap g = x_s − δ of one open contact and its rate ġ = ẋ_s − δ̇ (x_s: ``free_surface``)."""
     penetration, rate = _penetration_rate(contact, pose_i, pose_j, rate_i, rate_j)

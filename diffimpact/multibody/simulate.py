@@ -80,10 +80,6 @@ from diffimpact.contact.normal import NormalForceLaw
 from diffimpact.multibody import _progress
 from diffimpact.multibody.contact import Contact
 from diffimpact.multibody.events import (
-    APPROACHING,
-    CLOSED,
-    LEAVING,
-    RECEDING,
     REMOVED,
     _apply_events,
     _contact_histories,
@@ -93,6 +89,7 @@ from diffimpact.multibody.events import (
     _EventBisection,
     _removals,
     _select,
+    _start,
     _starts_closed,
 )
 from diffimpact.multibody.formulations import Formulation, project
@@ -685,34 +682,7 @@ def _simulate_events(
     counts = [model.forces[k].count for k in families]
     slots = np.cumsum([0] + counts)
     q0, v0 = model.split(state0.q), model.split(state0.v)
-    status0 = []
-    for k in families:
-        contact = model.forces[k]
-        penetration, rate = contact.penetration_rate(q0, v0)
-        # (laws set at onset must start apart: ``_check_impact_laws_open``)
-        closed = _starts_closed(penetration, rate) & (not contact.impulsive)
-        # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
-        # zero, where no down-crossing can be seen, and hide every other contact's event
-        status = jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING))
-        if not contact.located:  # (its statuses are only removed or not)
-            status = jnp.full(contact.count, RECEDING)
-        removal = contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.removal(pose_i, pose_j), q0)
-        if removal is not None:  # already gone (e.g. a ball that starts under a hole)
-            status = jnp.where(removal <= 0, LEAVING if contact.removes_body else REMOVED, status)
-        status0.append(status)
-    # a body that starts out of the scene too (``removes_body``: its exit function ≤ 0) is taken out of it
-    exits = []
-    for k, status in zip(families, status0):
-        contact = model.forces[k]
-        outside = (contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.exit(pose_i, pose_j), q0) <= 0
-                   if contact.removes_body else False)
-        exits.append((status == LEAVING) & outside)
-    _, removed = _removals(model, families, exits, status0)
-    status0 = tuple(jnp.where(flags, REMOVED, status) for status, flags in zip(status0, removed))
-    for k, status in zip(families, status0):
-        contact = model.forces[k]
-        engaged = (status == CLOSED).astype(float) if contact.located else jnp.where(status >= REMOVED, 0.0, -1.0)
-        model = eqx.tree_at(lambda m: m.forces[k].engaged, model, engaged)
+    model, status0 = _start(model, families, q0, v0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     # constant save times (closed over by a caller's ``jit``) made XLA compile a 1.4× slower program
     save_times = jax.lax.optimization_barrier(save_times)
