@@ -7,13 +7,15 @@ parameters e0..e3, eq. (2.8)); a model is one or the other. Build a static
 ``Contact`` forces (``diffimpact.multibody.contact``) add compliant or
 instantaneous impacts, resolved by contact events in ``simulate``.
 
-The modules, in the order a run goes through them: ``bodies``, ``constraints``,
-``forces``, ``geometry`` and ``contact`` (what the model is made of), ``model``,
-``formulations`` (the accelerations of the constrained system), ``simulate``
-(the driver: segments of diffrax solves between contact events), ``events``
-(each contact's status, the functions that end a segment, and what happens
-at an event), ``step_control`` (the bounds and error control of the adaptive
-steps) and ``trajectory`` (what a run returns).
+The modules, in the order a run goes through them: ``bodies``,
+``constraints``, ``forces``, ``geometry`` (the contacts' gaps),
+``impact_laws`` (laws set at each onset, rigid impacts) and ``contact`` (the
+contact families), which make up a ``model``; ``formulations`` (the
+accelerations of the constrained system); ``simulate`` (the driver: segments
+of diffrax solves between contact events), ``events`` (each contact's
+status, the functions that end a segment, and what happens at an event),
+``step_control`` (the bounds and error control of the adaptive steps) and
+``trajectory`` (what a run returns).
 """
 
 from diffimpact.multibody.bodies import (
@@ -30,11 +32,6 @@ from diffimpact.multibody.bodies import (
 )
 from diffimpact.multibody.contact import (
     Contact,
-    HuntCrossleyImpact,
-    ImpactLaw,
-    NewtonRestitution,
-    OptimalDamping,
-    RigidImpact,
     contact_frame,
     impact_problem,
     impact_velocity,
@@ -70,6 +67,13 @@ from diffimpact.multibody.formulations import (
     LagrangeMultipliers,
     ProjectedSolver,
     project,
+)
+from diffimpact.multibody.impact_laws import (
+    HuntCrossleyImpact,
+    ImpactLaw,
+    NewtonRestitution,
+    OptimalDamping,
+    RigidImpact,
 )
 from diffimpact.multibody.model import Model, State
 from diffimpact.multibody.simulate import check_initial_state, project_initial_state, simulate
