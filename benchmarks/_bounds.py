@@ -1,5 +1,6 @@
-"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``FRICTION_STEP``, ``PASSAGE_STEP``),
-its friction guard (``FRICTION_GUARD``), its spin bound (``SPIN_STEP``) and its error norm (``ERROR_NORM``); and
+"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``step_control``'s ``FRICTION_STEP``,
+``PASSAGE_STEP``), its friction guard (``FRICTION_GUARD``), its spin bound (``SPIN_STEP``) and its error norm
+(``simulate``'s ``ERROR_NORM``); and
 the table benchmarks' options for the families that ``simulate``'s ``contact_steps`` and ``friction_steps``
 bound."""
 
@@ -22,13 +23,13 @@ def add_options(parser):
     FACTOR`` (``inf``: a derivative through steps unstable on the friction is not stopped) and ``--error-norm
     rms|max``."""
     parser.add_argument("--friction-step", type=float, default=None, metavar="C",
-                        help="simulate's FRICTION_STEP for this process (inf: no stability bound)")
+                        help="step_control's FRICTION_STEP for this process (inf: no stability bound)")
     parser.add_argument("--passage-step", type=float, default=None, metavar="C",
-                        help="simulate's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
+                        help="step_control's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
     parser.add_argument("--spin-step", type=float, default=None, metavar="ANGLE",
-                        help="simulate's SPIN_STEP for this process (rad; inf: no bound on the spatial bodies' turns)")
+                        help="step_control's SPIN_STEP for this process (rad; inf: no bound on the spatial bodies' turns)")
     parser.add_argument("--guard", type=float, default=None, metavar="FACTOR",
-                        help="simulate's FRICTION_GUARD for this process (inf: derivatives not stopped at steps "
+                        help="step_control's FRICTION_GUARD for this process (inf: derivatives not stopped at steps "
                              "unstable on the friction)")
     parser.add_argument("--error-norm", choices=tuple(NORMS), default=None,
                         help="simulate's ERROR_NORM for this process: diffrax's root mean square (rms, the default) "

@@ -13,7 +13,7 @@ In one run, on the shipped data:
     ``fitting.fit`` runs) of the ``cushion`` compliant fit (12 shots, three
     parameters) and of the ``deflection`` fit (5 shots, two parameters).
 
-``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (``inf``: none). It
+``--guard FACTOR`` sets ``step_control``'s ``FRICTION_GUARD`` (``inf``: none). It
 was for what the friction guard cost the fits' forward-mode Jacobians; those
 now run with the tangents' errors in the step-size control (forward mode's
 default), under which the guard is off, so it changes nothing here.

@@ -78,7 +78,7 @@ of times from this one process. Measured:
    named on none, instead of the table's default (the cushions); ``--friction-steps [FAMILY ...]`` runs what is
    run with ``friction_steps`` with it on the families named (``all``, the default, or of the cloth, the ball
    pairs and the cushions) instead of on all of them. ``--friction-step C`` and ``--passage-step C``
-   set ``simulate``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
+   set ``step_control``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
    two bounds the steps of the runs with ``friction_steps`` come from;
    ``--spin-step ANGLE`` sets its ``SPIN_STEP`` (``inf``: no bound on the

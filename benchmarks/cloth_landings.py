@@ -11,7 +11,7 @@ resolved in steps"). This runs the 4-s break of ``diffimpact reproduce break`` a
 * **cloth located**: ``billiard.table_model(p, cloth_located=True)`` (each onset and separation an event);
 * **landings bounded, floor F**: the package's steps bounded further, in this process only, so that an
   approaching ball reaches the cloth in steps: h ≤ max(−δ, F)/(2 δ̇) over the cloth's open contacts that
-  approach (δ̇ > 0), as the near distance's bound with F for d_n (``simulate``'s ``_step_bound`` wrapped).
+  approach (δ̇ > 0), as the near distance's bound with F for d_n (``step_control._step_bound`` wrapped).
 
 For each run: the run (each run compiled, then every run called in turn ``--repeats`` times, the best), accepted
 steps, segments, located events, the largest energy rise above an earlier value (``table.energy_rise``), BAD where that exceeds
@@ -40,7 +40,7 @@ PACKAGE_BOUND = step_control._step_bound
 
 
 def landing_bound(floor):
-    """``simulate``'s ``_step_bound`` with the cloth's approaching open contacts' max(−δ, ``floor``)/(2 δ̇) added."""
+    """``step_control._step_bound`` with the cloth's approaching open contacts' max(−δ, ``floor``)/(2 δ̇) added."""
 
     def bound(families, t, y, args, *rest):
         h = PACKAGE_BOUND(families, t, y, args, *rest)

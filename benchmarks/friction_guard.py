@@ -26,7 +26,6 @@ from diffimpact.multibody import step_control
 from diffimpact.scenes import billiard
 
 
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--durations", type=float, nargs="+", default=[0.15, 3.0], help="simulated times (s)")

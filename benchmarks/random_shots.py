@@ -28,7 +28,7 @@ falls with rtol: docs/RESULTS.md, "The cushions' contacts resolved in
 steps"), two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
-``simulate``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
+``step_control``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
 instead of ``table.FORMULATION``'s, ``--rtol`` the runs' rtol (atol = rtol/1000) instead of the table's 1e-3
 (``diffimpact shot``'s is ``table.SHOT_RTOL``). ``--reference RTOL`` also runs each shot
 at rtol = RTOL (atol = RTOL/1000) and reports how far the run is from it:

@@ -19,7 +19,7 @@ s with respect to v0, against central differences of runs at rtol = 1e-10
 (relative steps 1e-4 and 1e-5; the second is the reference). The steps are
 the state's error's alone (``tangent_errors=False``), those the bounds
 were made for.
-``--passage-step C`` and ``--friction-step C`` set ``simulate``'s
+``--passage-step C`` and ``--friction-step C`` set ``step_control``'s
 ``PASSAGE_STEP`` and ``FRICTION_STEP`` for this process (``inf``: that
 bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
 ``--project-tangents THETA`` runs the derivatives with the design of
@@ -31,7 +31,7 @@ does by default: the tangents' errors in the step-size control and the
 passages' bound (``tangent_errors=True``), without ``friction_steps``; with
 ``--project-tangents`` it measures whether the projection shortens those
 steps.
-``--guard FACTOR`` sets ``simulate``'s ``FRICTION_GUARD`` (a differentiated
+``--guard FACTOR`` sets ``step_control``'s ``FRICTION_GUARD`` (a differentiated
 run stops at a step with h λ_F beyond FACTOR stability intervals; ``inf``:
 no guard, the derivative as the steps give it; the tangent projection at
 rtol 1e-3 needs it).

@@ -26,7 +26,7 @@ sets (``tangent_errors=False``), those the bounds were made for. Variants of the
 ``--contact-steps [FAMILY ...]``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset) on ``all``
 families, on those named of the cloth, the ball pairs and the cushions, or with none named on none, instead of the
 table's default (the cushions). ``--passage-step C``:
-``simulate.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
+``step_control.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
 passages were bounded); ``--friction-step C`` its ``FRICTION_STEP`` (``_bounds``). docs/RESULTS.md, "The slip's passage through the band".
 """
 

@@ -8,7 +8,7 @@ without gravity, spinning at ``--speed`` rad/s about a tilted axis: a
 torque-free sphere, whose spin and energy stay as they start. ``simulate``
 (Lagrange multipliers, or with ``--formulation table`` the table's
 Baumgarte feedback ``table.FORMULATION``; Tsit5, ``--rtol``, atol = 1e-6) at each of
-``--spin-steps``, ``simulate``'s ``SPIN_STEP`` (the largest angle a step
+``--spin-steps``, ``step_control``'s ``SPIN_STEP`` (the largest angle a step
 turns a spatial body by, rad; ``inf``: no bound, the error control alone):
 the accepted steps, the angle a step turns the ball by on average, and over
 the run the largest relative change of the energy and of |ω| and the
@@ -23,7 +23,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.contact import HertzLinearDamper
-from diffimpact.multibody import step_control
 from diffimpact.multibody import (
     Contact,
     LagrangeMultipliers,
@@ -33,6 +32,7 @@ from diffimpact.multibody import (
     angular_velocity,
     euler_rates,
     simulate,
+    step_control,
 )
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard

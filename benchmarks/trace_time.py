@@ -30,7 +30,7 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from diffimpact.multibody import Baumgarte, simulate
+from diffimpact.multibody import Baumgarte, events, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -89,7 +89,7 @@ def main():
         np.asarray(model.jacobian(state.q, state.t))
         for k in simulation._contact_indices(model):
             contact = model.forces[k]
-            np.asarray(simulation._starts_closed(*contact.penetration_rate(model.split(state.q), model.split(state.v))))
+            np.asarray(events._starts_closed(*contact.penetration_rate(model.split(state.q), model.split(state.v))))
 
     def compiled():
         simulation.check_initial_state(model, state)

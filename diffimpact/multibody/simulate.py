@@ -13,8 +13,10 @@ runs one ``diffeqsolve`` per segment, terminated by a ``diffrax.Event`` (a
 down-crossing located on the dense output). What each contact's status is,
 which functions end a segment and what happens at an event (impacts, laws set
 at onsets, removals, contacts at a distance) is ``diffimpact.multibody.events``;
-how the steps are bounded and judged (fast spins, stiff friction, power laws,
-forward-mode derivatives) is ``diffimpact.multibody.step_control``.
+how the steps are bounded and judged (fast spins, each segment's first step,
+stiff friction, power laws, forward-mode derivatives) is
+``diffimpact.multibody.step_control``; what a run returns is
+``diffimpact.multibody.trajectory``.
 
 Only the closed contacts push (``max_closed``). Inside ``simulate`` a
 contact exerts its force only while closed, and the closed set changes only
@@ -44,8 +46,7 @@ With ``contact_history=True`` each segment also evaluates, at the save times
 it covers, every contact's penetration, gap, normal and friction force with
 its own laws and status (``ContactHistory``): what the integrator applied,
 which a rebuild from the saved states and the final model would not give
-once a law set at an onset has changed. ``Trajectory.save`` and
-``Trajectory.load`` keep a run in one ``.npz`` file.
+once a law set at an onset has changed.
 
 The friction implicit (``IMEX_SOLVERS``). Given an IMEX solver (diffrax's
 ``KenCarp3``, ``KenCarp4``, ``KenCarp5``, ``Sil3``), each segment's vector

@@ -1,6 +1,5 @@
 """3-D contact of spatial bodies: sphere–plane, sphere–face, sphere–sphere, friction."""
 
-
 import diffrax
 import equinox as eqx
 import jax
@@ -12,7 +11,6 @@ import diffimpact
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impulse import newton
-from diffimpact.multibody.step_control import SPIN_STEP
 from diffimpact.multibody import (
     Baumgarte,
     Contact,
@@ -34,6 +32,7 @@ from diffimpact.multibody import (
     impact_problem,
     simulate,
 )
+from diffimpact.multibody.step_control import SPIN_STEP
 
 MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.17, 0.028575, 1e8, 1.5, 0.6, 2.0
 G = 9.81
