@@ -38,8 +38,17 @@ def test_quick_break_writes_its_files_and_loses_energy(quick_break):
     energy = columns["energy_J"]
     # friction and the collisions only dissipate, up to the integration error: rtol × E
     assert study.energy_rise(energy) <= study.TOLERANCES["rtol"] * energy[0]
-    assert energy[-1] < 0.6 * energy[0]  # the break dissipates (10.5 J → 5.5 J in 0.3 s)
     events = read_csv(tmp_path / "break-events.csv")
+    # Until the first collision only the cue ball moves, sliding on the cloth at slip s = v0 − (7/2) μ g t under the
+    # full Coulomb force μ m g (s far above the Ambrósio band): it dissipates μ m g (v0 t − (7/4) μ g t²)
+    # (observed within 2.9e-4 J of the 0.39 J; 2e-3 J is 0.5 % of it)
+    p = billiard.Parameters()
+    mu, mass, g, v0 = (float(x) for x in (p.cloth_friction, p.mass, p.gravity, p.speed))
+    t = np.asarray(columns["t_s"])
+    sliding = t < events["t_s"][0]
+    assert sliding.sum() > 50
+    dissipated = mu * mass * g * (v0 * t - 1.75 * mu * g * t**2)
+    np.testing.assert_allclose(np.asarray(energy)[sliding], energy[0] - dissipated[sliding], rtol=0, atol=2e-3)
     names = billiard.table_contact_names()
     first = names[int(events["force"][0])][int(events["member"][0])]
     assert first == "cue–yellow" and events["onset"][0] == 1

@@ -145,10 +145,10 @@ def test_a_ball_rolls_into_every_pocket_along_its_axis_without_touching_a_cushio
     assert gaps(path)[0].max() < -0.01 * R
     inside = np.asarray(billiard.pocket_depth(P, path))
     assert (inside[:, k] > 0).any() and (np.delete(inside, k, axis=1) < 0).all()
-    # the ball drops only past the slate's edge: shelf behind the mouth line (up to the circle's bulge)
-    first = depth[np.argmax(inside[:, k] > 0)]
-    shelf = P.corner_shelf if billiard.CORNER_POCKETS[k] else P.side_shelf
-    assert shelf <= first <= shelf + 0.002
+    # on the axis the ball drops exactly past the slate's edge, a shelf behind the middle of the mouth line
+    shelf = float(P.corner_shelf if billiard.CORNER_POCKETS[k] else P.side_shelf)
+    edge = np.asarray(billiard.pocket_depth(P, middle + np.array([shelf - 1e-9, shelf, shelf + 1e-9])[:, None] * axis))
+    assert edge[0, k] < 0 < edge[2, k] and abs(edge[1, k]) < 1e-15
 
 
 def test_no_ball_on_the_playing_surface_is_pocketed_unless_it_is_in_a_mouth():

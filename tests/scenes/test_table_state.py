@@ -109,6 +109,10 @@ def test_a_ball_near_a_cushion_is_refused_exactly_where_the_models_cushion_conta
     centre = np.array([[x, HALF[1] - distance]])
     q, _ = billiard.ball_state(P, centre, np.zeros(2))
     penetration = np.asarray(cushion_penetration(ONE_BALL[nose_height], q))
+    # the model's contact against the closed form: the face's plane y = W/2 (at the centre height) or its nose, a
+    # line at height h along it, R − √(d² + (h − z)²) with the resting centre at z = R − δ_s
+    rise = 0.0 if nose_height is None else nose_height - P.resting_height()
+    assert penetration.max() == pytest.approx(R - np.hypot(distance, rise), abs=1e-12)
     if penetration.max() <= billiard.TOUCHING:
         billiard.table_state(P, centre, np.zeros(2), nose_height=nose_height)
         return
