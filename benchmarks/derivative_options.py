@@ -20,6 +20,8 @@ projected after each step, tried; XLA's CPU flags; derivatives through every opt
 "Derivatives and options, checked together".
 """
 
+import argparse
+
 import diffrax
 import jax
 import jax.numpy as jnp
@@ -90,6 +92,7 @@ def check(name, fn, x0, formulation, **options):
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # (no options: --help says what it does)
     print("derivatives against central differences (relative step 1e-5), relative differences in brackets")
     for formulation in FORMULATIONS:
         check("ball", ball, 0.01, formulation)
