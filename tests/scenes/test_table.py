@@ -111,7 +111,12 @@ def test_jaws_meet_the_pockets_at_the_lips():
         middle = np.asarray(HOLES.lips[k]).mean(axis=0)
         shelf = P.corner_shelf if billiard.CORNER_POCKETS[k] else P.side_shelf
         np.testing.assert_allclose(HOLES.drops[k], middle + shelf * np.asarray(HOLES.axes[k]), atol=1e-15)
-        assert float(np.linalg.norm(HOLES.centres[k] - HOLES.drops[k])) == pytest.approx(float(HOLES.radii[k]))
+        # the drop point a shelf behind the mouth's middle lies as far from both lips, √((mouth/2)² + shelf²); the
+        # hole (assumed half the mouth across, ``pockets``) has its edge there and its centre on the axis beyond
+        for lip in HOLES.lips[k]:
+            assert float(np.linalg.norm(HOLES.drops[k] - lip)) == pytest.approx(np.hypot(mouth / 2, shelf), rel=1e-12)
+        assert float(HOLES.radii[k]) == pytest.approx(mouth / 2, rel=1e-14)
+        np.testing.assert_allclose(HOLES.centres[k], HOLES.drops[k] + mouth / 2 * np.asarray(HOLES.axes[k]), atol=1e-15)
         # the axis is normal to the mouth and points off the table
         assert float(HOLES.axes[k] @ (HOLES.lips[k, 1] - HOLES.lips[k, 0])) == pytest.approx(0.0, abs=1e-15)
         assert float(HOLES.axes[k] @ middle) > 0
