@@ -172,8 +172,8 @@ def test_a_ball_into_a_jaw_or_a_lip_rebounds_as_from_the_long_face_turned_with_i
     # long face head-on, straight back along its path. Each run is one onset and one separation on the foot cushion.
     # The runs differ by their integration at rtol 1e-9. Against rtol 1e-11 (scratch runs of the same cases) each is
     # off by at most 5e-11 s and m in its times and displacement; in its velocity and spin, by 1e-8 m/s and 1.7e-7
-    # rad/s at 48°, and by 3.3e-8 m/s and 5.4e-6 rad/s head-on (of 10.9 rad/s). Each
-    # tolerance is about twice the sum of two runs' errors. A jaw turned by a degree moves the onset by 1.7e-4 s.
+    # rad/s at 48°, and by 3.3e-8 m/s and 5.4e-6 rad/s head-on (of 10.9 rad/s). Each tolerance is about twice the sum
+    # of two runs' errors. A jaw turned by a degree moves the onset by 1.7e-4 s.
     cushions = np.asarray(billiard.table_cushions(P))
     jaw_end, lip, _, _ = cushions[0, ::-1]  # the foot cushion's end at the foot-left pocket: its jaw from the lip
     start = P.radius + 5e-3  # the centre 5 mm further from the face than when the ball touches its nose, 0.92 R out
