@@ -94,6 +94,35 @@ def test_a_ball_launched_sliding_rolls_at_the_closed_form_speed_and_keeps_it_at_
     assert int(run.events.count) == 0
 
 
+def test_a_pocketed_balls_contacts_with_the_other_balls_go_with_its_cushions_when_its_top_passes_below_the_cloth():
+    """``table_cloth``: a pocketed ball falls on out of the scene, and where its top passes below the cloth
+    (``HoledPlane.exit``) its ball–ball contacts are removed with its cushions', so that it meets nothing under the
+    table; the other ball's contacts stay. The cue ball rolls down the foot-left pocket's axis at 1 m/s, the yellow
+    ball rests at the table's centre; the program is the shot's (as in the test above). Its fall from the cloth's
+    removal to the exit is the free fall of its centre from R − δ_s to −R that began where the cloth's force began to
+    fade, at most δ_s/v' before the removal, v' its rolling speed (as for one ball, ``tests/scenes/test_table_model.py``)."""
+    pocket = billiard.POCKETS.index("foot-left")
+    holes = billiard.pockets(P)
+    axis, centre = (np.asarray(x[pocket]) for x in (holes.axes, holes.centres))
+    velocity = 1.0 * axis
+    state = billiard.table_state(P, [centre - 0.3 * axis, (0.0, 0.0)], [velocity, (0.0, 0.0)],
+                                 [billiard.rolling_spin(P, velocity), (0.0, 0.0, 0.0)])
+    run = table.integrate(billiard.table_model(P, 2), state, table.save_times(0.6), table.MAX_EVENTS,
+                          rtol=table.SHOT_RTOL)
+    forces = billiard.table_forces(2)
+    cloth, pair, cushions = (np.asarray(run.removals[forces.index(name)])
+                             for name in ("cloth", "ball–ball", "ball–cushion"))
+    assert [ball for _, ball, _ in billiard.pocketed(P, run, balls=2)] == ["cue"]
+    assert np.isfinite(cloth[0]) and cloth[1] == np.inf
+    cue, yellow = cushions[:6], cushions[6:]  # the family's members ball by ball, six cushions each
+    assert np.all(cue == pair[0]) and np.all(yellow == np.inf)
+    indentation = float(P.static_deflection())
+    fall = np.sqrt(2 * (2 * P.radius - indentation) / P.gravity)
+    assert fall - indentation / 0.999 <= pair[0] - cloth[0] <= fall  # (it rolls at v' within 4e-4 below 1 m/s)
+    assert int(run.events.count) == 0  # the yellow ball was never touched
+    np.testing.assert_allclose(np.asarray(run.q)[-1, 7:9], 0.0, atol=1e-12)
+
+
 def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
     assert main(["shot", "--ball", "-0.62", "0.0", "--full-ball", "--out", str(tmp_path)]) == 2
     assert "no two balls may overlap (touching is allowed); got cue at (-0.635, 0) m and yellow at (-0.62, 0) m" \
