@@ -178,7 +178,7 @@ def main():
         bad += failed
         print(f"  {k:3d} {'BAD ' if failed else 'ok  '} run {seconds:6.2f} s, {int(result.steps):6d} steps, "
               f"{events:4d} events, energy {energy[0]:6.3f} → {energy[-1]:6.3f} J (rise {rise:.1e}), "
-              f"overlap {1e3 * overlap:6.3f} mm, highest {1e3 * (centre[:, :, 2].max() - p.resting_height()):7.1f} mm, "
+              f"overlap {1e3 * overlap:6.3f} mm, highest {1e3 * table.highest_hop(p, times, centre)[1]:7.1f} mm, "
               f"drift {drift:.1e}, pocketed {[f'{ball} {t:.3f} s {pocket}' for t, ball, pocket in pocketed]}, "
               f"flew off {flew}, cushion onsets {in_air[0]} ({in_air[1]} in the air)", flush=True)
         if args.reference is not None:

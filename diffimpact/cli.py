@@ -95,6 +95,7 @@ def _run(args):
 
 def _shot(args):
     from diffimpact.reproduce import table
+    from diffimpact.scenes import billiard
 
     balls = table.SHOT_BALLS if args.ball is None else args.ball
     pocket = None if args.aim is not None or args.full_ball else (args.pocket or table.SHOT_POCKET)
@@ -104,7 +105,8 @@ def _shot(args):
 
     return _execute("diffimpact shot", args.out, lambda: table.shot(
         Path(args.out), args.cue, balls, given(args.speed, table.SHOT_SPEED), args.aim, pocket, args.topspin,
-        args.sidespin, given(args.duration, table.DURATION), args.nose, rtol=given(args.rtol, table.SHOT_RTOL),
+        args.sidespin, given(args.duration, table.DURATION), args.nose,
+        p=billiard.Parameters(cloth_damping_ratio=args.cloth_damping_ratio), rtol=given(args.rtol, table.SHOT_RTOL),
         sensitivity=True if args.sensitivity == [] else args.sensitivity))
 
 
@@ -222,6 +224,10 @@ def main(argv=None):
                       help="relative tolerance of the integration (atol = 1e-3 rtol; default 1e-5; the break's is 1e-3)")
     shot.add_argument("--nose", action="store_true",
                       help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre height")
+    shot.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
+                      help="damp the cloth (Hunt–Crossley, ζ of a ball resting on it; 1: critical) so that a ball "
+                           "landing on it does not get its energy back; default 0, the paper's undamped Hertz cloth, "
+                           "on which a ball keeps hopping")
     shot.add_argument("--sensitivity", nargs="*", metavar="NAME",
                       help="also d(every ball's final x, y)/d(each NAME): of the strike (speed, aim, topspin, "
                            "sidespin: the default with no NAME) or of the table's materials and laws (e.g. "

@@ -236,8 +236,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     ball, along +x). ``duration`` (s). ``nose``: cushions touching the balls at Mathavan et al.'s nose height 7R/5
     (``billiard.table_model``'s ``nose_height``) instead of the paper's faces at the centre height, which throw
     a ball that meets them spinning or in the air up off the cloth. ``p``: the table's ``billiard.Parameters``
-    (default the paper's; e.g. ``cloth_damping_ratio`` > 0 for a cloth that does not give a landing ball its
-    energy back). ``rtol``: the integration's relative tolerance (atol = 1e-3 rtol; ``SHOT_RTOL`` by default,
+    (default the paper's; e.g. ``cloth_damping_ratio`` > 0, at least 0, for a cloth that does not give a ball
+    landing on it or pressed into it by a nose-height cushion the energy back as a jump). ``rtol``: the integration's relative tolerance (atol = 1e-3 rtol; ``SHOT_RTOL`` by default,
     ``TOLERANCES``' 1e-3 for the break's). ``sensitivity``: also the derivatives of every ball's final centre
     (x, y) with respect to the strike (True: speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the
     names given of ``STRIKE`` and of ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g.
@@ -254,6 +254,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     differentiated = _sensitivity_names(sensitivity)
     duration = float(check_positive("duration", duration))
     rtol = float(check_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True))
+    damping = float(check_range("cloth_damping_ratio", p.cloth_damping_ratio, 0.0))
     cue = (p.cue_x, 0.0) if cue is None else tuple(cue)
     centres = np.array([cue, *balls], dtype=float).reshape(-1, 2)
     nose_height = p.nose_height() if nose else None
@@ -289,13 +290,14 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     listed = [f"    {t:.4f} s  {contact}" for t, contact in onsets[:SHOT_LISTED]]
     if len(onsets) > SHOT_LISTED:
         listed.append(f"    ... and {len(onsets) - SHOT_LISTED} more (shot-events.csv)")
+    cloth = "undamped (the paper's Hertz)" if damping == 0 else f"damped at ζ = {damping:g} (Hunt–Crossley)"
     if differentiated:
         lines += _sensitivity(out, p, len(centres), nose_height, start, strike, times, rtol, differentiated, removed)
     return "\n".join([
         f"the cue ball from ({cue[0]:g}, {cue[1]:g}) m at {float(speed):g} m/s, aim {np.degrees(aim):.3f}°{aimed} "
         f"(topspin {float(topspin_ratio):g}, sidespin {float(sidespin_ratio):g} × V/R), "
         f"{len(centres) - 1} object ball{'s' if len(centres) != 2 else ''}, {duration:g} s "
-        f"(cushions at {'the nose height' if nose else 'the centre height'}; Baumgarte α = β = "
+        f"(cushions at {'the nose height' if nose else 'the centre height'}; the cloth {cloth}; Baumgarte α = β = "
         f"{float(FORMULATION.alpha):g}, rtol = {rtol:g}, atol = {1e-3 * rtol:g})",
         *lines[:1], "  contact onsets:", *(listed or ["    none"]), *lines[1:]])
 
@@ -412,15 +414,28 @@ def _write(out, stem, p, trajectory, times, title):
     off = {ball: f"at {t:.4f} s" for t, ball in flown}
     removed = {**{ball: f"pocketed {where}" for ball, where in into.items()},
                **{ball: f"left the table {when}" for ball, when in off.items()}}
+    hopper, hop, hop_time = highest_hop(p, times, centres)
     return centres, [
         f"  {int(trajectory.steps)} solver steps in {int(trajectory.segments)} segments, {count} contact events "
         f"({onsets('ball–ball')} ball–ball and {onsets('ball–cushion')} ball–cushion onsets)",
         f"  energy {energy[0]:.4f} J at the shot, {energy[-1]:.4f} J at the end; largest rise above an earlier "
         f"value {energy_rise(energy):.2e} J",
         f"  largest drift of the Euler parameters, max | |p| − 1 |: {euler_drift(q):.2e}",
+        f"  highest a ball got above its resting height on the cloth (at the saves): {1e3 * hop:.2f} mm, {names[hopper]} "
+        f"at {hop_time:.3f} s",
         "  pocketed: " + (", ".join(f"{ball} {where}" for ball, where in into.items()) or "none"),
         "  left the table: " + (", ".join(f"{ball} {when}" for ball, when in off.items()) or "none"),
     ], removed
+
+
+def highest_hop(p, times, centres):
+    """The highest a ball's centre got above its resting height on the cloth (``Parameters.resting_height``) at the
+    saves ``times`` of ``centres`` (saves, balls, 3): (the ball's index, the height (m), the time (s)). On the
+    paper's undamped cloth a ball that gets a vertical push (a spinning ball meeting a cushion at the centre
+    height, a ball landing on another) keeps hopping (docs/RESULTS.md, "The cloth's hops are not events")."""
+    heights = np.asarray(centres)[:, :, 2] - float(p.resting_height())
+    save, ball = np.unravel_index(np.argmax(heights), heights.shape)
+    return int(ball), float(heights[save, ball]), float(np.asarray(times)[save])
 
 
 def _plot(p, t, centres, energy, names, dropped, title, path):

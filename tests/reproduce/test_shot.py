@@ -58,7 +58,7 @@ def test_a_shot_aimed_at_the_ghost_ball_point_pockets_the_object_ball(tmp_path, 
     out = capsys.readouterr().out
     assert status == 0
     assert "pocketed: yellow in the foot-left pocket at 0.5" in out
-    assert "cue–yellow" in out and "left the table: none" in out
+    assert "cue–yellow" in out and "left the table: none" in out and "the cloth undamped (the paper's Hertz)" in out
     events = read_csv(tmp_path / "shot-events.csv")
     assert list(events["contact"]) == ["cue–yellow", "cue–yellow"] and list(events["onset"]) == [1.0, 0.0]
     columns = read_csv(tmp_path / "shot.csv")
@@ -72,6 +72,13 @@ def test_a_shot_aimed_at_the_ghost_ball_point_pockets_the_object_ball(tmp_path, 
     cut = np.arccos(np.array([np.cos(aim), np.sin(aim)]) @ line / np.linalg.norm(line))
     assert 0 < abs(off) <= throw_angle(cut, 1.5)
     assert (tmp_path / "shot.png").stat().st_size > 10_000
+    # the summary's highest hop is the saves' (the cut's friction pushes the yellow ball down into the cloth, which
+    # throws it up a fraction of a millimetre)
+    height, hopper, when = re.search(r"on the cloth \(at the saves\): ([\d.]+) mm, (\w+) at ([\d.]+) s", out).groups()
+    heights = np.stack([columns[f"z_{name}_m"] for name in ("cue", "yellow")], axis=1) - P.resting_height()
+    save, ball = np.unravel_index(np.argmax(heights), heights.shape)
+    assert (float(height), hopper, float(when)) == (round(1e3 * heights[save, ball], 2), ("cue", "yellow")[ball],
+                                                    round(columns["t_s"][save], 3))
 
 
 def test_a_ball_launched_sliding_rolls_at_the_closed_form_speed_and_keeps_it_at_the_shots_tolerance():
@@ -135,11 +142,22 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
     assert "pocket must be one of foot-left" in capsys.readouterr().err
     assert main(["shot", "--speed", "-1", "--out", str(tmp_path)]) == 2
     assert "speed must be" in capsys.readouterr().err
+    assert main(["shot", "--cloth-damping-ratio", "-0.1", "--out", str(tmp_path)]) == 2
+    assert "cloth_damping_ratio must be finite and in [0, inf)" in capsys.readouterr().err
     assert main(["shot", "--sensitivity", "speed", "radius", "--out", str(tmp_path)]) == 2
     assert "sensitivity cannot differentiate by radius: name the strike's speed" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["shot", "--aim", "10", "--pocket", "foot-left"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_the_cloth_damping_ratio_reaches_the_shots_table(tmp_path, monkeypatch):
+    given = {}
+    monkeypatch.setattr(table, "shot", lambda *args, **options: given.update(options) or "the summary")
+    assert main(["shot", "--cloth-damping-ratio", "0.2", "--out", str(tmp_path)]) == 0
+    assert given["p"] == dataclasses.replace(P, cloth_damping_ratio=0.2)
+    assert main(["shot", "--out", str(tmp_path)]) == 0
+    assert given["p"] == P
 
 
 @pytest.mark.slow
