@@ -4,7 +4,7 @@
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
                                       [--rtol RTOL] [--reference RTOL] [--reference-time T] [--error-norm rms|max]
                                       [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
-                                      [--cloth-located]
+                                      [--cloth-located] [--nose]
 
 Each shot places the 16 balls of ``billiard.RACK_BALLS`` at random on the
 table (uniform, at least 2.05 R apart and clear of the cushions and
@@ -42,7 +42,8 @@ largest scaled error as the step control's norm (``simulate.ERROR_NORM``);
 table's default (the cushions; ``_bounds``); ``--friction-steps [FAMILY ...]`` with
 ``simulate``'s ``friction_steps`` on the families named, or ``all``. ``--cloth-located`` locates
 the cloth's onsets and separations (``table_model(p, cloth_located=True)``,
-with 4 × ``MAX_EVENTS`` events allowed).
+with 4 × ``MAX_EVENTS`` events allowed). ``--nose`` puts the cushions' contact at Mathavan et al.'s nose height
+7R/5 (``table_model``'s ``nose_height``, as ``diffimpact shot --nose``).
 docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
 """
 
@@ -129,10 +130,12 @@ def main():
     _bounds.add_contact_steps(parser)
     _bounds.add_friction_steps(parser)
     parser.add_argument("--cloth-located", action="store_true", help="locate the cloth's onsets and separations")
+    parser.add_argument("--nose", action="store_true", help="the cushions at the nose height 7R/5")
     args = parser.parse_args()
     _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
-    model = billiard.table_model(p, cloth_located=args.cloth_located)
+    nose_height = p.nose_height() if args.nose else None
+    model = billiard.table_model(p, nose_height=nose_height, cloth_located=args.cloth_located)
     max_events = 4 * MAX_EVENTS if args.cloth_located else MAX_EVENTS
     settings = dict(_bounds.settings(args, model), max_steps=args.max_steps)
     if args.rtol is not None:
@@ -144,13 +147,13 @@ def main():
     at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
     print(f"{args.shots} random shots ({args.mode}), seed {args.seed}, {args.duration:g} s each, cloth damping ratio "
-          f"{args.cloth_damping_ratio:g}, Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['rtol']:g}, "
+          f"{args.cloth_damping_ratio:g}, cushions at {'the nose height' if args.nose else 'the centre height'}, Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['rtol']:g}, "
           f"max_steps {args.max_steps}; "
           "the first run's time includes compiling")
     bad = 0
     for k in range(args.shots):
         centres, velocities, spins = shot(rng, p, args.mode)
-        state = billiard.table_state(p, centres, velocities, spins)
+        state = billiard.table_state(p, centres, velocities, spins, nose_height)
         start = time.perf_counter()
         try:
             result = jax.block_until_ready(run(state, times, settings["rtol"], settings["atol"]))

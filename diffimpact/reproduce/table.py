@@ -226,7 +226,8 @@ SHOT_LISTED = 12
 def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHOT_POCKET, topspin_ratio=0.0,
          sidespin_ratio=0.0, duration=DURATION, nose=False, p=None, rtol=SHOT_RTOL, sensitivity=False):
     """Any shot of the cue ball on the full table (``diffimpact shot``): write ``shot.csv``, ``shot-events.csv`` and
-    ``shot.png`` as ``run`` does for the break; returns a summary with the first ``SHOT_LISTED`` contact onsets.
+    ``shot.png`` as ``run`` does for the break; returns a summary with the first ``SHOT_LISTED`` contact onsets (and
+    a note where a ball hopped higher than its radius on the paper's cushions or cloth).
 
     ``cue``: the cue ball's centre (x, y) (m), default the head spot; ``balls``: the object balls' centres, at rest,
     named as the next balls of ``billiard.RACK_BALLS`` (yellow, blue, red, ...). The cue ball leaves the cue at
@@ -283,7 +284,11 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     times = save_times(duration)
     print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
     trajectory = integrate(model, state, times, MAX_EVENTS, rtol=rtol)
-    _, lines, removed = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
+    saved, lines, removed = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
+    if highest_hop(p, times, saved)[1] > p.radius and not (nose and damping > 0):
+        lines.append("  (a ball hopped higher than its radius: the paper's centre-height cushions throw a spinning ball "
+                     "up, and its undamped cloth gives a landing back as a jump; --nose --cloth-damping-ratio 1 "
+                     "does neither: README, \"Your own shot on the full table\")")
     events = trajectory.events
     onsets = [(float(t), name) for t, name, onset in zip(
         events.t, event_names(events, billiard.table_contact_names(len(centres))), events.onset) if onset]

@@ -72,6 +72,7 @@ def test_a_shot_aimed_at_the_ghost_ball_point_pockets_the_object_ball(tmp_path, 
     cut = np.arccos(np.array([np.cos(aim), np.sin(aim)]) @ line / np.linalg.norm(line))
     assert 0 < abs(off) <= throw_angle(cut, 1.5)
     assert (tmp_path / "shot.png").stat().st_size > 10_000
+    assert "a ball hopped higher than its radius" not in out
     # the summary's highest hop is the saves' (the cut's friction pushes the yellow ball down into the cloth, which
     # throws it up a fraction of a millimetre)
     height, hopper, when = re.search(r"on the cloth \(at the saves\): ([\d.]+) mm, (\w+) at ([\d.]+) s", out).groups()
@@ -149,6 +150,30 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["shot", "--aim", "10", "--pocket", "foot-left"])
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_rolling_ball_into_a_centre_height_cushion_is_thrown_up_by_its_friction_and_the_summary_says_so(
+        tmp_path, capsys):
+    """The paper's cushion face touches the ball at its centre height, where a rolling ball's surface moves
+    straight down at its speed v: the face's friction pushes it up by μ P with P = (1 + e) m v, the normal impulse.
+    The slip is not stopped (the impulse changes it by μ (1 + e) v (1 + m R²/J) = 2.93 of 3 m/s), so the ball leaves
+    the face rising at w = μ (1 + e) v, less what gravity took while the cloth no longer carried it (at most
+    g × the contact's duration), and its flight's apex lies between (w − g τ)²/(2g) and w²/(2g) + 2 δs/5 (the
+    cloth's stored energy, test_table_model). In the same compiled run as the ghost-ball shot (two balls, 0.6 s)."""
+    speed, mu, e = 3.0, P.cushion_friction, P.cushion_restitution
+    assert main(["shot", "--aim", "90", "--topspin", "1", "--speed", str(speed), "--duration", "0.6",
+                 "--out", str(tmp_path)]) == 0
+    assert "a ball hopped higher than its radius" in capsys.readouterr().out
+    events = read_csv(tmp_path / "shot-events.csv")
+    assert list(events["contact"][:2]) == ["cue–left-head cushion"] * 2 and list(events["onset"][:2]) == [1.0, 0.0]
+    onset, separation = events["t_s"][:2]
+    columns = read_csv(tmp_path / "shot.csv")
+    t, z = columns["t_s"], columns["z_cue_m"] - P.resting_height()
+    assert np.abs(z[t < onset]).max() < 1e-12  # it rolled on the cloth until then
+    w = mu * (1 + e) * speed
+    apex = z[(t > onset) & (t < onset + 2 * w / P.gravity)].max()  # the first flight, at the 2-ms saves
+    lower = (w - P.gravity * (separation - onset)) ** 2 / (2 * P.gravity) - P.gravity * 1e-3**2 / 2
+    assert lower < apex < w**2 / (2 * P.gravity) + 0.4 * P.static_deflection()
 
 
 def test_the_cloth_damping_ratio_reaches_the_shots_table(tmp_path, monkeypatch):
