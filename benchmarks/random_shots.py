@@ -147,8 +147,8 @@ def main():
     at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
     print(f"{args.shots} random shots ({args.mode}), seed {args.seed}, {args.duration:g} s each, cloth damping ratio "
-          f"{args.cloth_damping_ratio:g}, cushions at {'the nose height' if args.nose else 'the centre height'}, Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['rtol']:g}, "
-          f"max_steps {args.max_steps}; "
+          f"{args.cloth_damping_ratio:g}, cushions at {'the nose height' if args.nose else 'the centre height'}, "
+          f"Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['rtol']:g}, max_steps {args.max_steps}; "
           "the first run's time includes compiling")
     bad = 0
     for k in range(args.shots):

@@ -226,8 +226,8 @@ def main(argv=None):
                       help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre height")
     shot.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                       help="damp the cloth (Hunt–Crossley, ζ of a ball resting on it; 1: critical) so that a ball "
-                           "landing on it does not get its energy back; default 0, the paper's undamped Hertz cloth, "
-                           "on which a ball keeps hopping")
+                           "landing on it or pressed into it by a --nose cushion does not get the energy back as a "
+                           "jump; default 0, the paper's undamped Hertz cloth, on which a ball keeps hopping")
     shot.add_argument("--sensitivity", nargs="*", metavar="NAME",
                       help="also d(every ball's final x, y)/d(each NAME): of the strike (speed, aim, topspin, "
                            "sidespin: the default with no NAME) or of the table's materials and laws (e.g. "

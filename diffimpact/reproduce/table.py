@@ -237,18 +237,18 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     ball, along +x). ``duration`` (s). ``nose``: cushions touching the balls at Mathavan et al.'s nose height 7R/5
     (``billiard.table_model``'s ``nose_height``) instead of the paper's faces at the centre height, which throw
     a ball that meets them spinning or in the air up off the cloth. ``p``: the table's ``billiard.Parameters``
-    (default the paper's; e.g. ``cloth_damping_ratio`` > 0, at least 0, for a cloth that does not give a ball
-    landing on it or pressed into it by a nose-height cushion the energy back as a jump). ``rtol``: the integration's relative tolerance (atol = 1e-3 rtol; ``SHOT_RTOL`` by default,
-    ``TOLERANCES``' 1e-3 for the break's). ``sensitivity``: also the derivatives of every ball's final centre
-    (x, y) with respect to the strike (True: speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the
-    names given of ``STRIKE`` and of ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g.
-    ``ball_restitution``, ``cloth_friction``), in forward mode with the steps judged by the derivatives' errors too
-    (``simulate``'s ``tangent_errors``; by the state's alone a shot's derivatives are wrong:
-    ``benchmarks/shot_gradient.py``), each by its ratio to its value's size, and at an rtol of at most
-    ``SENSITIVITY_RTOL``, written to
+    (default the paper's; its ``cloth_damping_ratio`` ≥ 0, e.g. 1 for a cloth that does not give a ball landing
+    on it or pressed into it by a nose-height cushion the energy back as a jump). ``rtol``: the integration's
+    relative tolerance (atol = 1e-3 rtol; ``SHOT_RTOL`` by default, ``TOLERANCES``' 1e-3 for the break's).
+    ``sensitivity``: also the derivatives of every ball's final centre (x, y) with respect to the strike (True:
+    speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the names given of ``STRIKE`` and of
+    ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g. ``ball_restitution``,
+    ``cloth_friction``), in forward mode with the steps judged by the derivatives' errors too (``simulate``'s
+    ``tangent_errors``; by the state's alone a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``), each
+    by its ratio to its value's size, and at an rtol of at most ``SENSITIVITY_RTOL``, written to
     ``shot-sensitivity.csv`` (per degree of aim, per SI unit of the rest) and summarised. Bad input (balls that
-    overlap, sit in a cushion or over a pocket, a speed ≤ 0, an impossible cut, a name that cannot be
-    differentiated by) raises ``ValueError`` naming it.
+    overlap, sit in a cushion or over a pocket, a speed ≤ 0, a cloth damping ratio < 0, an impossible cut, a name
+    that cannot be differentiated by) raises ``ValueError`` naming it.
     """
     out = Path(out)
     p = billiard.Parameters() if p is None else p
@@ -286,8 +286,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     trajectory = integrate(model, state, times, MAX_EVENTS, rtol=rtol)
     saved, lines, removed = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
     if highest_hop(p, times, saved)[1] > p.radius and not (nose and damping > 0):
-        lines.append("  (a ball hopped higher than its radius: the paper's centre-height cushions throw a spinning ball "
-                     "up, and its undamped cloth gives a landing back as a jump; --nose --cloth-damping-ratio 1 "
+        lines.append("  (a ball hopped higher than its radius: the paper's centre-height cushions throw a spinning "
+                     "ball up, and its undamped cloth gives a landing back as a jump; --nose --cloth-damping-ratio 1 "
                      "does neither: README, \"Your own shot on the full table\")")
     events = trajectory.events
     onsets = [(float(t), name) for t, name, onset in zip(
