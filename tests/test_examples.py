@@ -17,9 +17,9 @@ from fitting.studies import FITS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: The examples that do their own work (not a study's ``run``).
-STANDALONE = ("break_sensitivity", "fig03_mass_scaling", "fig04_velocity_scaling", "fig05_stiffness_scaling",
-              "fig06_c_opt_vs_e", "fig07_alpha_beta", "fig08_random_systems", "fig09_kelvin_voigt",
-              "fit_compile_cache", "pool_table", "seed002_resting_contact", "tutorial_two_discs")
+STANDALONE = ("break_sensitivity", "cushion_hop", "fig03_mass_scaling", "fig04_velocity_scaling",
+              "fig05_stiffness_scaling", "fig06_c_opt_vs_e", "fig07_alpha_beta", "fig08_random_systems",
+              "fig09_kelvin_voigt", "fit_compile_cache", "pool_table", "seed002_resting_contact", "tutorial_two_discs")
 
 
 def test_every_example_is_standalone_or_a_studys_run():
