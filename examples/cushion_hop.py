@@ -16,13 +16,14 @@ and writes cushion_hop.png: the ball's height above its resting height and
 its y against time. README, "Your own shot on the full table".
 """
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from _common import parse  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
