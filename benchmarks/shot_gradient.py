@@ -3,7 +3,7 @@ parameters, against central differences.
 
     python benchmarks/shot_gradient.py [--shot readme|default] [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
                                        [--steps 1e-4 1e-5 1e-6] [--parameters ball_restitution cloth_friction]
-                                       [--bounded-tangent-errors]
+                                       [--bounded-tangent-errors] [--nose] [--cloth-damping-ratio ZETA]
 
 The README's shot of ``diffimpact shot`` (the cue ball at (0.6, 0.1) m struck at 2 m/s along
 ``billiard.ghost_ball_aim`` for the yellow ball at (1.0, 0.4) m into the foot-left pocket, no spin; ``--shot
@@ -22,7 +22,8 @@ the tangents' errors in the step-size control too (``simulate``'s default in for
 difference from the last central differences by column (the parameters' columns as x ∂/∂x: m per relative
 change). Compile and run times apart (first call and second). docs/RESULTS.md, "`diffimpact shot`; a ball's slide
 into rolling at the table's tolerance", "The shot's sensitivity to the table's parameters" and "Forward-mode
-derivatives under the error control".
+derivatives under the error control". ``--nose`` and ``--cloth-damping-ratio`` set the table as ``diffimpact shot``'s
+options do (the cushions at the nose height 7R/5; the cloth damped at ζ).
 """
 
 import argparse
@@ -61,19 +62,23 @@ def main():
                         help="the table's parameters to differentiate by besides the strike (table.TABLE_PARAMETERS)")
     parser.add_argument("--bounded-tangent-errors", action="store_true",
                         help="the runs with both bounds also with the tangents' errors in the step-size control")
+    parser.add_argument("--nose", action="store_true", help="the cushions at the nose height 7R/5")
+    parser.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
+                        help="the cloth damped at ζ (default 0, the paper's)")
     args = parser.parse_args()
     cue, ball, pocket = SHOTS[args.shot]
-    p = billiard.Parameters()
+    p = billiard.Parameters(cloth_damping_ratio=args.cloth_damping_ratio)
+    nose_height = p.nose_height() if args.nose else None
     times = table.save_times(args.duration)
 
     def final(values, rtol, bounded, adjoint=None, tangent_errors=False):
         # both balls' (x, y) at the end, from the strike (speed, aim (rad), topspin and sidespin ratios) and the
         # table's parameters
         table_p = dataclasses.replace(p, **dict(zip(args.parameters, values[4:])))
-        model = billiard.table_model(table_p, 2)
+        model = billiard.table_model(table_p, 2, nose_height)
         velocity, spin = billiard.cue_strike(table_p, *values[:4])
         state = billiard.table_state(table_p, jnp.array([cue, ball]), jnp.stack([velocity, jnp.zeros(2)]),
-                                     jnp.stack([spin, jnp.zeros(3)]))
+                                     jnp.stack([spin, jnp.zeros(3)]), nose_height)
         settings = table.settings(model, rtol)
         if bounded:
             settings.update(friction_steps=True, contact_steps=True)
@@ -85,7 +90,8 @@ def main():
                         *(getattr(p, name) for name in args.parameters)])
     scale = np.r_[np.ones(4), [getattr(p, name) for name in args.parameters]]  # the parameters' columns as x ∂/∂x
     plain = eqx.filter_jit(lambda x: final(x, args.reference_rtol, False)[0])
-    print(f"both balls' (x, y) after {args.duration:g} s, d/d(speed (m/s), aim (rad), topspin, sidespin (V/R)"
+    print(f"cushions at {'the nose height' if args.nose else 'the centre height'}, cloth damping ratio "
+          f"{args.cloth_damping_ratio:g}; both balls' (x, y) after {args.duration:g} s, d/d(speed (m/s), aim (rad), topspin, sidespin (V/R)"
           + "".join(f", {name}" for name in args.parameters) + "; the table's as x d/dx, m per relative change)")
     for step in args.steps:
         steps = step * np.r_[np.ones(4), scale[4:]]
