@@ -223,7 +223,9 @@ def main(argv=None):
     shot.add_argument("--rtol", type=float,
                       help="relative tolerance of the integration (atol = 1e-3 rtol; default 1e-5; the break's is 1e-3)")
     shot.add_argument("--nose", action="store_true",
-                      help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre height")
+                      help="cushions touching at the nose height 7R/5 (Mathavan et al.) instead of the paper's centre "
+                           "height; on the paper's undamped cloth the nose's push into it comes back as a jump: pair "
+                           "it with --cloth-damping-ratio")
     shot.add_argument("--cloth-damping-ratio", type=float, default=0.0, metavar="ZETA",
                       help="damp the cloth (Hunt–Crossley, ζ of a ball resting on it; 1: critical) so that a ball "
                            "landing on it or pressed into it by a --nose cushion does not get the energy back as a "
