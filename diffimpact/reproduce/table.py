@@ -282,13 +282,17 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     state = start(strike, p)
     model = billiard.table_model(p, len(centres), nose_height)
     times = save_times(duration)
-    print(f"integrating {duration:g} s of the shot (compiling takes 10–20 s) ...", flush=True)
+    print(f"integrating {duration:g} s of the shot (compiling takes 10–30 s) ...", flush=True)
     trajectory = integrate(model, state, times, MAX_EVENTS, rtol=rtol)
     saved, lines, removed = _write(out, "shot", p, trajectory, times, f"the shot, {duration:g} s")
-    if highest_hop(p, times, saved)[1] > p.radius and not (nose and damping > 0):
-        lines.append("  (a ball hopped higher than its radius: the paper's centre-height cushions throw a spinning "
-                     "ball up, and its undamped cloth gives a landing back as a jump; --nose --cloth-damping-ratio 1 "
-                     "does neither: README, \"Your own shot on the full table\")")
+    causes = [] if nose else ["the paper's centre-height cushions throw a spinning ball up"]
+    if damping == 0:
+        given_back = "the nose's push into it" if nose else "a landing"
+        causes.append(f"its undamped cloth gives {given_back} back as a jump")
+    if highest_hop(p, times, saved)[1] > p.radius and causes:
+        lines.append(f"  (a ball hopped higher than its radius: {'; '.join(causes)}; with --nose "
+                     "--cloth-damping-ratio 1 the balls stay within millimetres of the cloth: README, \"Your own "
+                     "shot on the full table\")")
     events = trajectory.events
     onsets = [(float(t), name) for t, name, onset in zip(
         events.t, event_names(events, billiard.table_contact_names(len(centres))), events.onset) if onset]
