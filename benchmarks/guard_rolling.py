@@ -1,0 +1,83 @@
+"""Benchmark: the friction guard on a ball that slides into rolling on the full table, against the closed form.
+
+    python benchmarks/guard_rolling.py [--duration 0.9] [--rtol 1e-5] [--cloth-damping-ratios 0 1] [--factors 5 2 1]
+                                       [--resting X Y]
+
+One ball on ``billiard.table_model(p, 1)``, struck at 2 m/s along +x from (−0.9, 0) m without spin (``diffimpact
+shot``'s strike), slides on the cloth and rolls from t_r on; its x after ``--duration`` s is differentiated by
+the speed v0 in forward mode with the steps set by the state's error alone (``tangent_errors=False``), without
+and with ``friction_steps``, at ``--rtol`` (the table's settings otherwise), for each cloth damping ratio (0: the
+paper's Hertz cloth; ζ > 0: Hunt–Crossley, ``Parameters.cloth_damping_ratio``) and each ``FRICTION_GUARD`` of
+``--factors`` (in the solver's stability intervals; ``inf``: no guard): the derivative, or the guard's error.
+``--resting X Y`` puts a second ball at rest at (X, Y) m, out of the moving ball's way (``billiard.table_model(p,
+2)``): it touches nothing but the cloth, and the closed form is the same.
+
+The closed form: the friction μ m g slows the centre and spins the ball up about the contact point at a = R − δ_s/2
+(the middle of the overlap) until it rolls, at t_r = k v0 with k = 1/(μ g (1 + m a²/J)), at v_r = ρ v0, ρ = 1/(1 +
+J/(m a²)); then x(T) = ½ μ g k² v0² + ρ v0 T beyond the start and dx/dv0 = μ g k² v0 + ρ T. docs/RESULTS.md,
+"What the paper's cushions and cloth do to a user's shot".
+"""
+
+import argparse
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from diffimpact.multibody import simulate, step_control
+from diffimpact.reproduce import table
+from diffimpact.scenes import billiard
+
+SPEED, START = 2.0, (-0.9, 0.0)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=0.9, help="simulated time (s)")
+    parser.add_argument("--rtol", type=float, default=table.SHOT_RTOL, help="the runs' rtol (atol = rtol/1000)")
+    parser.add_argument("--cloth-damping-ratios", type=float, nargs="+", default=[0.0, 1.0], metavar="ZETA")
+    parser.add_argument("--factors", type=float, nargs="+", default=[step_control.FRICTION_GUARD, 2.0, 1.0],
+                        help="FRICTION_GUARD of the runs (inf: no guard)")
+    parser.add_argument("--resting", type=float, nargs=2, metavar=("X", "Y"), help="a second ball at rest there")
+    args = parser.parse_args()
+    centres = [START] if args.resting is None else [START, tuple(args.resting)]
+    times = table.save_times(args.duration)
+    for zeta in args.cloth_damping_ratios:
+        p = billiard.Parameters(cloth_damping_ratio=zeta)
+        model = billiard.table_model(p, len(centres))
+        lever = p.radius - p.static_deflection() / 2
+        ratio = p.mass * lever**2 / p.inertia
+        k, rolling = 1 / (p.cloth_friction * p.gravity * (1 + ratio)), 1 / (1 + 1 / ratio)
+        exact = p.cloth_friction * p.gravity * k**2 * SPEED + rolling * args.duration
+        print(f"{len(centres)} ball{'s' if len(centres) > 1 else ''}, cloth damping ratio {zeta:g}, rtol {args.rtol:g}, {args.duration:g} s (rolling from "
+              f"{k * SPEED:.4f} s): dx/dv0 = {exact:.6f} in closed form")
+
+        def final(speed, steps):
+            velocity, spin = billiard.cue_strike(p, speed, 0.0)
+            velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
+            state = billiard.table_state(p, jnp.array(centres), velocities, jnp.zeros((len(centres), 3)).at[0].set(spin))
+            settings = dict(table.settings(model, args.rtol), friction_steps=steps)
+            run = simulate(model, state, times, table.FORMULATION, max_events=table.MAX_EVENTS,
+                           adjoint=diffrax.ForwardMode(), tangent_errors=False, **settings)
+            return run.q[-1, 0], run.steps
+
+        for steps in (False, True):
+            for factor in args.factors:
+                step_control.FRICTION_GUARD = factor  # read where the run is traced: a compile per factor
+                derivative = eqx.filter_jit(jax.jacfwd(lambda v: final(v, steps), has_aux=True))
+                try:
+                    value, count = derivative(jnp.asarray(SPEED))
+                except eqx.EquinoxRuntimeError as error:
+                    message = next(line for line in str(error).splitlines() if "EquinoxRuntimeError" in line)
+                    print(f"  friction_steps={steps!s:5s} FRICTION_GUARD = {factor:<4g} stopped: "
+                          f"{message.split(': ', 1)[1][:90]}...", flush=True)
+                    continue
+                print(f"  friction_steps={steps!s:5s} FRICTION_GUARD = {factor:<4g} dx/dv0 = {float(value):+.6e} "
+                      f"({int(count)} steps; {float(value) / exact - 1:+.2e} off)", flush=True)
+                if steps:
+                    break  # the guard is off where friction_steps bounds every step within it
+
+
+if __name__ == "__main__":
+    main()
