@@ -28,6 +28,7 @@ import jax.numpy as jnp
 from diffimpact.multibody import simulate, step_control
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
+from slide_to_roll import rolling_ratio
 
 SPEED, START = 2.0, (-0.9, 0.0)
 
@@ -46,17 +47,18 @@ def main():
     for zeta in args.cloth_damping_ratios:
         p = billiard.Parameters(cloth_damping_ratio=zeta)
         model = billiard.table_model(p, len(centres))
-        lever = p.radius - p.static_deflection() / 2
-        ratio = p.mass * lever**2 / p.inertia
-        k, rolling = 1 / (p.cloth_friction * p.gravity * (1 + ratio)), 1 / (1 + 1 / ratio)
+        rolling = rolling_ratio(p)
+        k = (1 - rolling) / (p.cloth_friction * p.gravity)  # t_r/v0: the slide takes v0 − v_r at μ g
         exact = p.cloth_friction * p.gravity * k**2 * SPEED + rolling * args.duration
-        print(f"{len(centres)} ball{'s' if len(centres) > 1 else ''}, cloth damping ratio {zeta:g}, rtol {args.rtol:g}, {args.duration:g} s (rolling from "
-              f"{k * SPEED:.4f} s): dx/dv0 = {exact:.6f} in closed form")
+        print(f"{len(centres)} ball{'s' if len(centres) > 1 else ''}, cloth damping ratio {zeta:g}, rtol "
+              f"{args.rtol:g}, {args.duration:g} s (rolling from {k * SPEED:.4f} s): dx/dv0 = {exact:.6f} in "
+              "closed form")
 
         def final(speed, steps):
             velocity, spin = billiard.cue_strike(p, speed, 0.0)
             velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
-            state = billiard.table_state(p, jnp.array(centres), velocities, jnp.zeros((len(centres), 3)).at[0].set(spin))
+            spins = jnp.zeros((len(centres), 3)).at[0].set(spin)
+            state = billiard.table_state(p, jnp.array(centres), velocities, spins)
             settings = dict(table.settings(model, args.rtol), friction_steps=steps)
             run = simulate(model, state, times, table.FORMULATION, max_events=table.MAX_EVENTS,
                            adjoint=diffrax.ForwardMode(), tangent_errors=False, **settings)

@@ -91,7 +91,8 @@ def main():
     scale = np.r_[np.ones(4), [getattr(p, name) for name in args.parameters]]  # the parameters' columns as x ∂/∂x
     plain = eqx.filter_jit(lambda x: final(x, args.reference_rtol, False)[0])
     print(f"cushions at {'the nose height' if args.nose else 'the centre height'}, cloth damping ratio "
-          f"{args.cloth_damping_ratio:g}; both balls' (x, y) after {args.duration:g} s, d/d(speed (m/s), aim (rad), topspin, sidespin (V/R)"
+          f"{args.cloth_damping_ratio:g}; both balls' (x, y) after {args.duration:g} s, "
+          "d/d(speed (m/s), aim (rad), topspin, sidespin (V/R)"
           + "".join(f", {name}" for name in args.parameters) + "; the table's as x d/dx, m per relative change)")
     for step in args.steps:
         steps = step * np.r_[np.ones(4), scale[4:]]

@@ -430,8 +430,8 @@ def _write(out, stem, p, trajectory, times, title):
         f"  energy {energy[0]:.4f} J at the shot, {energy[-1]:.4f} J at the end; largest rise above an earlier "
         f"value {energy_rise(energy):.2e} J",
         f"  largest drift of the Euler parameters, max | |p| − 1 |: {euler_drift(q):.2e}",
-        f"  highest a ball got above its resting height on the cloth (at the saves): {1e3 * hop:.2f} mm, {names[hopper]} "
-        f"at {hop_time:.3f} s",
+        f"  highest a ball got above its resting height on the cloth (at the saves): {1e3 * hop:.2f} mm, "
+        f"{names[hopper]} at {hop_time:.3f} s",
         "  pocketed: " + (", ".join(f"{ball} {where}" for ball, where in into.items()) or "none"),
         "  left the table: " + (", ".join(f"{ball} {when}" for ball, when in off.items()) or "none"),
     ], removed
