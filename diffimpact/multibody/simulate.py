@@ -105,6 +105,7 @@ from diffimpact.multibody.step_control import (
     _spin_bounded,
     _SpinController,
     _stages_loop,
+    _tangent_check,
     _tangent_errors,
     _TangentErrors,
     _with_friction,
@@ -710,13 +711,15 @@ def _simulate_events(
     adaptive = isinstance(controller, _SegmentController)
     guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents else None
     reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
+    forward = isinstance(adjoint, dfx.ForwardMode)
     flags = guard is not None and not reverse  # (forward mode: the guard's flags, read at each segment's end)
     if guard is not None:
         solver = _stages_loop(solver, adjoint)
 
     def wrapped_solver(model):
         wrapped = formulation.wrap_solver(model, solver)
-        return wrapped if guard is None else _FrictionGuard(wrapped, frictional, guard, reverse)
+        return wrapped if guard is None else _FrictionGuard(wrapped, frictional, guard, reverse,
+                                                            **_tangent_check(controller, forward))
 
     # one event function, the least of all: its first down-crossing is the earliest of any
     # contact's, which bisection then locates
@@ -792,7 +795,7 @@ def _simulate_events(
             due = happened & (values <= 0)
             shift = _event_time_shifts(families, model, status, values, landing, due, t1, q1, v1, segment_args)
             # the state at the event (recorded in ``Events``) and each onset's m and ⁻δ̇ move with its time
-            velocity_shift = _velocity_shift(shift, isinstance(adjoint, dfx.ForwardMode), **_without_derivatives(
+            velocity_shift = _velocity_shift(shift, forward, **_without_derivatives(
                 {"formulation": formulation, "model": model, "q": q1, "v": v1, "t": t1}))
             first_due = jnp.argmin(jnp.where(due, values, jnp.inf).min(axis=1))  # whose crossing ended the segment
             def handle(model, status, residual, released, v, due, leaving, removed, shift, velocity_shift):

@@ -58,7 +58,19 @@ on the cloth at rtol 1e-6), hence the factor; on the scenes measured it
 stops every derivative that blew up and passes every right one
 (docs/RESULTS.md, "The friction guard"). Runs that are not differentiated
 compute nothing for it (``_FrictionGuard``). It cannot see the passages
-below, where a slip crosses the band inside one step.
+below, where a slip crosses the band inside one step, nor a slip that
+steps across a kink of its law: Ambrósio's ramp ends at its foot in a zero
+slope, where a slip relaxing towards it comes to rest, and steps across
+the foot at h λ_F within one interval amplified the tangents a thousandfold,
+which no force below the foot brings back (a ball's dx/dv0 on the table
+2,900 times its closed form beside a resting ball; docs/RESULTS.md, "What a
+resting ball does to another ball's derivative"). So in forward mode under
+an adaptive controller the guard also stops at an accepted step whose
+estimate of its tangents' error, relative to the tangents
+(‖ė / (atol/rtol + |ẏ|)‖, ``_tangents_error``), is beyond
+``TANGENT_GUARD`` = 1e-3 (what the default ``tangent_errors`` controls at
+rtol, a step's own verdict on its derivatives); reverse mode has no
+tangents to judge, and needs ``friction_steps`` there.
 
 A slip can also pass through the band, from one direction of sliding to the
 other, inside one step: a ball's slip on the cloth reverses within tens of
@@ -150,6 +162,11 @@ FRICTION_STEP = 1.5
 #: A differentiated run whose steps are not bounded by the friction's stability stops at a step with h λ_F beyond
 #: this many stability intervals of its solver (``_FrictionGuard``): its derivatives would be wrong.
 FRICTION_GUARD = 5.0
+#: A forward-mode derivative whose steps the state's error alone sets (``tangent_errors=False``) also stops at an
+#: accepted step whose estimate of its tangents' error is beyond this part of the tangents (``_tangents_error``): on
+#: the runs measured, 3.6e-3 to 7.7e-2 where the derivative came out wrong, at most 1e-4 where it was right
+#: (docs/RESULTS.md, "What a resting ball does to another ball's derivative")
+TANGENT_GUARD = 1e-3
 #: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
 IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
 #: c of ``friction_steps``' passages: a step moves a loaded slip by at most c max(d, band), d the least distance
@@ -270,6 +287,8 @@ class _FrictionGuard(WrappedSolver):
     families: tuple = eqx.field(static=True)
     limit: float = eqx.field(static=True)
     reverse: bool = eqx.field(static=True)
+    tolerances: tuple = None  # forward mode's check of the tangents' error (``_tangent_check``): (rtol, atol)
+    check: tuple = eqx.field(static=True, default=None)  # and (limit, norm); None for none
 
     def init(self, terms, t0, t1, y0, args):
         return self.solver.init(terms, t0, t1, y0, args), jnp.full((), -1)
@@ -293,8 +312,44 @@ class _FrictionGuard(WrappedSolver):
             y1 = _cotangent_checked(y1, (unstable, _friction_guard_messages(args[0], families)), *extra)
         else:
             y1, flag = _tangent_flagged(y1, unstable, *extra)
-            flagged = jnp.where(flagged >= 0, flagged, flag)  # (the first unstable step's family)
+            if self.check is not None:
+                tangent_limit, norm = self.check
+                inaccurate = _tangents_error(y_error, y0, y1, *self.tolerances, norm) > tangent_limit
+                flag = jnp.where(flag >= 0, flag, jnp.where(inaccurate, len(families), -1))
+            # the first unstable step's family; the tangents' check (len(families)) until a family is flagged
+            flagged = jnp.where((flagged < 0) | ((flagged == len(families)) & (flag >= 0)), flag, flagged)
         return y1, y_error, dense_info, (state, flagged), result
+
+
+def _tangent_check(controller, forward):
+    """``_FrictionGuard``'s ``tolerances`` and ``check`` (keywords): forward mode's check of the tangents' error at
+    ``TANGENT_GUARD`` under an adaptive ``controller`` (``forward``: the adjoint is ``diffrax.ForwardMode``); none
+    (``{}``) otherwise, or where ``TANGENT_GUARD`` is infinite."""
+    if not forward or not isinstance(controller, _WrappedController) or np.isinf(TANGENT_GUARD):
+        return {}
+    return {"tolerances": (controller.rtol, controller.atol), "check": (TANGENT_GUARD, controller.norm)}
+
+
+def _tangents_error(y_error, y0, y1, rtol, atol, norm):
+    """0; in a forward-mode derivative, a step's estimate of its tangents' error relative to the tangents:
+    ``norm``(ė / (atol/rtol + max(|ẏ0|, |ẏ1|))), ė the tangent of its error estimate ``y_error`` and ẏ0, ẏ1 those of
+    ``y0``, ``y1`` (the largest of ``jax.jacfwd``'s directions'; infinite where not finite). A primal output of
+    the tangents, with no derivative of its own, as ``_TangentErrors``' scaled error."""
+
+    @jax.custom_jvp
+    def relative(y_error, y0, y1, rtol, atol):
+        return jnp.zeros(())
+
+    @relative.defjvp
+    def relative_jvp(primals, tangents):
+        _, _, _, rtol, atol = primals
+        error, tangent0, tangent1, _, _ = tangents
+        scale = jax.tree.map(lambda a, b: atol / rtol + jnp.maximum(jnp.abs(a), jnp.abs(b)), tangent0, tangent1)
+        value = norm(jax.tree.map(lambda e, s: e / s, error, scale))
+        value = jnp.where(jnp.isfinite(value), value, jnp.inf)
+        return _worst_of_directions(jnp.zeros(()), value), jnp.zeros(())
+
+    return relative(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
 
 
 def _stages_loop(solver, adjoint):
@@ -350,13 +405,17 @@ def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, check, model, y0
 
 
 def _friction_guard_messages(model, families):
-    """The friction guard's error for each of ``families`` (indices in ``model.forces``), naming it."""
+    """The friction guard's error for each of ``families`` (indices in ``model.forces``), naming it, and last the
+    error of forward mode's check of the tangents' error (``TANGENT_GUARD``)."""
     return tuple(
         f"a differentiated step was unstable on the friction of model.forces[{k}] "
         f"({type(model.forces[k].friction).__name__} friction; h lambda_F beyond FRICTION_GUARD stability intervals "
         "of the solver): the derivatives of this run through stiff friction would be wrong; pass "
         f"friction_steps=True, or friction_steps naming model.forces[{k}] among others (or integrate the friction "
-        "implicitly: an IMEX solver)" for k in families)
+        "implicitly: an IMEX solver)" for k in families) + (
+        "a differentiated step's estimate of the error of its derivatives was beyond TANGENT_GUARD of them (the "
+        "steps set by the state's error alone, tangent_errors=False, through friction): the derivatives of this run "
+        "would be wrong; pass tangent_errors=True (forward mode's default) or friction_steps=True",)
 
 
 def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
