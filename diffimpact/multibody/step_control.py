@@ -61,7 +61,7 @@ compute nothing for it (``_FrictionGuard``). It cannot see the passages
 below, where a slip crosses the band inside one step, nor a slip that
 steps across a kink of its law: Ambrósio's ramp ends at its foot in a zero
 slope, where a slip relaxing towards it comes to rest, and steps across
-the foot at h λ_F within one interval amplified the tangents a thousandfold,
+the foot at h λ_F of about one interval amplified the tangents a thousandfold,
 which no force below the foot brings back (a ball's dx/dv0 on the table
 2,900 times its closed form beside a resting ball; docs/RESULTS.md, "What a
 resting ball does to another ball's derivative"). So in forward mode under
