@@ -331,10 +331,11 @@ def _tangent_check(controller, forward):
 
 
 def _tangents_error(y_error, y0, y1, rtol, atol, norm):
-    """0; in a forward-mode derivative, a step's estimate of its tangents' error relative to the tangents:
-    ``norm``(ė / (atol/rtol + max(|ẏ0|, |ẏ1|))), ė the tangent of its error estimate ``y_error`` and ẏ0, ẏ1 those of
-    ``y0``, ``y1`` (the largest of ``jax.jacfwd``'s directions'; infinite where not finite). A primal output of
-    the tangents, with no derivative of its own, as ``_TangentErrors``' scaled error."""
+    """0; in a forward-mode derivative, a step's estimate of its tangents' error relative to the tangents: rtol
+    times their scaled error (``_scaled_error``), ``norm``(ė / (atol/rtol + max(|ẏ0|, |ẏ1|))) for a homogeneous
+    norm, ė the tangent of its error estimate ``y_error`` and ẏ0, ẏ1 those of ``y0``, ``y1`` (the largest of
+    ``jax.jacfwd``'s directions'; infinite where not finite). A primal output of the tangents, with no derivative
+    of its own, as ``_TangentErrors``' scaled error."""
 
     @jax.custom_jvp
     def relative(y_error, y0, y1, rtol, atol):
@@ -344,8 +345,7 @@ def _tangents_error(y_error, y0, y1, rtol, atol, norm):
     def relative_jvp(primals, tangents):
         _, _, _, rtol, atol = primals
         error, tangent0, tangent1, _, _ = tangents
-        scale = jax.tree.map(lambda a, b: atol / rtol + jnp.maximum(jnp.abs(a), jnp.abs(b)), tangent0, tangent1)
-        value = norm(jax.tree.map(lambda e, s: e / s, error, scale))
+        value = rtol * _scaled_error(error, tangent0, tangent1, rtol, atol, norm)[0]
         value = jnp.where(jnp.isfinite(value), value, jnp.inf)
         return _worst_of_directions(jnp.zeros(()), value), jnp.zeros(())
 
@@ -578,14 +578,8 @@ def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
         y_error, y0, y1, rtol, atol = primals  # (the tolerances as arguments: they may be traced)
         tangent_error, tangent0, tangent1, _, _ = tangents
 
-        def ratio(error, start, end):
-            # the PID's scaled error of ``error`` at a step from ``start`` to ``end`` (a NaN end as the start)
-            end = jax.tree.map(lambda a, b: jnp.where(jnp.isnan(b).any(), a, b), start, end)
-            scale = jax.tree.map(lambda a, b: atol + rtol * jnp.maximum(jnp.abs(a), jnp.abs(b)), start, end)
-            return norm(jax.tree.map(lambda x, s: x / s, error, scale)), scale
-
-        state, scale = ratio(y_error, y0, y1)
-        tangent, _ = ratio(tangent_error, tangent0, tangent1)
+        state, scale = _scaled_error(y_error, y0, y1, rtol, atol, norm)
+        tangent, _ = _scaled_error(tangent_error, tangent0, tangent1, rtol, atol, norm)
         # a NaN or infinite tangent error rejects the step (as diffrax's NaN state error does), where the tangents
         # at its start are finite: at a start already non-finite it would only shrink the steps to nothing
         finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tangent0)]))
@@ -596,6 +590,14 @@ def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
         return jax.tree.map(lambda e, s: jnp.where(worst > state, s * worst, e), y_error, scale), tangent_error
 
     return scaled(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
+
+
+def _scaled_error(error, start, end, rtol, atol, norm):
+    """The PID's scaled error ``norm``(error / scale) of ``error`` at a step from ``start`` to ``end`` (a NaN end as
+    the start), scale = atol + rtol max(|start|, |end|), and the scale."""
+    end = jax.tree.map(lambda a, b: jnp.where(jnp.isnan(b).any(), a, b), start, end)
+    scale = jax.tree.map(lambda a, b: atol + rtol * jnp.maximum(jnp.abs(a), jnp.abs(b)), start, end)
+    return norm(jax.tree.map(lambda x, s: x / s, error, scale)), scale
 
 
 @jax.custom_jvp
