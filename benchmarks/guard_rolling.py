@@ -66,8 +66,7 @@ def main():
 
         for steps in (False, True):
             for factor in args.factors:
-                step_control.FRICTION_GUARD = factor  # read where the run is traced: a compile per factor
-                jax.clear_caches()  # (else the trace of the last factor's run is reused)
+                step_control.FRICTION_GUARD = factor  # part of the compiled run's key: a compile per factor
                 derivative = eqx.filter_jit(jax.jacfwd(lambda v: final(v, steps), has_aux=True))
                 try:
                     value, count = derivative(jnp.asarray(SPEED))

@@ -94,6 +94,7 @@ from diffimpact.multibody.events import (
     _starts_closed,
 )
 from diffimpact.multibody.formulations import Formulation, project
+from diffimpact.multibody import step_control
 from diffimpact.multibody.model import Model, State
 from diffimpact.multibody.step_control import (
     IMEX_SOLVERS,
@@ -381,7 +382,7 @@ def simulate(
         if dt is None and _spin_bounded(model):
             controller = _SpinController(controller)
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
-                         adjoint)
+                         adjoint, _tunables())
     if not isinstance(max_events, int) or max_events < 0:
         raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
     _check_impact_laws_open(model, state0)
@@ -402,8 +403,17 @@ def simulate(
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
-        near_distance, bool(contact_history), friction_steps, contact_steps, max_closed,
+        near_distance, bool(contact_history), friction_steps, contact_steps, max_closed, _tunables(),
     )
+
+
+def _tunables():
+    """The values of the module constants that the compiled runs read where they are traced (``SAVE_WINDOW``
+    and ``step_control``'s bounds and guards), passed to them as a static argument: a process that changes one
+    gets a run traced with the new value, where the jit's cache would otherwise serve the program traced with
+    the old one."""
+    return (SAVE_WINDOW, step_control.FRICTION_STEP, step_control.FRICTION_GUARD, step_control.TANGENT_GUARD,
+            step_control.PASSAGE_STEP, step_control.CONTACT_STEP, step_control.SPIN_STEP)
 
 
 def _check_sizes(max_closed):
@@ -430,7 +440,9 @@ def _acceleration(formulation, model, q, v, t):
 
 
 @eqx.filter_jit
-def _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint):
+def _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint,
+              tunables):
+    del tunables  # (the cache's key: ``_tunables``)
     def vector_field(t, y, args):
         q, v = y
         return v, _acceleration(formulation, model, q, v, t)
@@ -678,8 +690,9 @@ def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
 @eqx.filter_jit
 def _simulate_events(
     model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
-    event_tol, rest_speed, near_distance, contact_history, friction_steps, contact_steps, max_closed,
+    event_tol, rest_speed, near_distance, contact_history, friction_steps, contact_steps, max_closed, tunables,
 ):
+    del tunables  # (the cache's key: ``_tunables``)
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
     slots = np.cumsum([0] + counts)
