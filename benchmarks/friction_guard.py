@@ -8,8 +8,9 @@ without bound. ``simulate`` then stops a differentiated run (``_FrictionGuard``)
 beyond ``FRICTION_GUARD`` stability intervals (5; 3.507 each for Tsit5). Each factor of ``--factors`` sets
 ``FRICTION_GUARD`` for the runs that follow (``inf``: no guard, the derivatives as the steps give them).
 
-The four-ball break of ``break_gradient.py`` (Tsit5, forward mode, or reverse mode with ``--reverse``), the cue
-ball's final x with respect to (ball–ball e, cloth μ), at each duration and rtol, without and with
+The four-ball break of ``break_gradient.py`` (Tsit5, forward mode, or reverse mode with ``--reverse``, where the
+guard is not used: ``simulate`` refuses a reverse-mode derivative through friction without ``friction_steps``),
+the cue ball's final x with respect to (ball–ball e, cloth μ), at each duration and rtol, without and with
 ``friction_steps``: the derivatives and steps, or the error that stopped the run. The steps are the state's error's
 alone (``tangent_errors=False``): where the tangents' errors, forward mode's default, set them the guard is off.
 """

@@ -33,6 +33,28 @@ from slide_to_roll import rolling_ratio
 SPEED, START = 2.0, (-0.9, 0.0)
 
 
+def closed_form(p, duration, speed=SPEED):
+    """dx/dv0 after ``duration`` s of the ball launched at ``speed`` without spin (module docstring), and t_r (s)."""
+    rolling = rolling_ratio(p)
+    k = (1 - rolling) / (p.cloth_friction * p.gravity)  # t_r/v0: the slide takes v0 − v_r at μ g
+    return p.cloth_friction * p.gravity * k**2 * speed + rolling * duration, k * speed
+
+
+def struck_x(p, centres, speed, times, rtol, **options):
+    """The struck ball's x at the last of ``times`` and the run's accepted steps: the first of the balls at
+    ``centres`` (m) struck at ``speed`` (m/s) along +x without spin on ``billiard.table_model(p, len(centres))``,
+    the table's settings at ``rtol`` and ``table.MAX_EVENTS`` (``simulate``'s ``options`` besides or instead: the
+    adjoint, ``friction_steps``, ``max_events``, ...)."""
+    model = billiard.table_model(p, len(centres))
+    velocity, spin = billiard.cue_strike(p, speed, 0.0)
+    velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
+    spins = jnp.zeros((len(centres), 3)).at[0].set(spin)
+    state = billiard.table_state(p, jnp.array(centres), velocities, spins)
+    run = simulate(model, state, times, table.FORMULATION,
+                   **{"max_events": table.MAX_EVENTS, **table.settings(model, rtol), **options})
+    return run.q[-1, 0], run.steps
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=0.9, help="simulated time (s)")
@@ -46,23 +68,14 @@ def main():
     times = table.save_times(args.duration)
     for zeta in args.cloth_damping_ratios:
         p = billiard.Parameters(cloth_damping_ratio=zeta)
-        model = billiard.table_model(p, len(centres))
-        rolling = rolling_ratio(p)
-        k = (1 - rolling) / (p.cloth_friction * p.gravity)  # t_r/v0: the slide takes v0 − v_r at μ g
-        exact = p.cloth_friction * p.gravity * k**2 * SPEED + rolling * args.duration
+        exact, rolls = closed_form(p, args.duration)
         print(f"{len(centres)} ball{'s' if len(centres) > 1 else ''}, cloth damping ratio {zeta:g}, rtol "
-              f"{args.rtol:g}, {args.duration:g} s (rolling from {k * SPEED:.4f} s): dx/dv0 = {exact:.6f} in "
+              f"{args.rtol:g}, {args.duration:g} s (rolling from {rolls:.4f} s): dx/dv0 = {exact:.6f} in "
               "closed form")
 
         def final(speed, steps):
-            velocity, spin = billiard.cue_strike(p, speed, 0.0)
-            velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
-            spins = jnp.zeros((len(centres), 3)).at[0].set(spin)
-            state = billiard.table_state(p, jnp.array(centres), velocities, spins)
-            settings = dict(table.settings(model, args.rtol), friction_steps=steps)
-            run = simulate(model, state, times, table.FORMULATION, max_events=table.MAX_EVENTS,
-                           adjoint=diffrax.ForwardMode(), tangent_errors=False, **settings)
-            return run.q[-1, 0], run.steps
+            return struck_x(p, centres, speed, times, args.rtol, adjoint=diffrax.ForwardMode(), tangent_errors=False,
+                            friction_steps=steps)
 
         for steps in (False, True):
             for factor in args.factors:

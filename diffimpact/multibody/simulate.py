@@ -78,7 +78,7 @@ import optimistix as optx
 
 from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where
 from diffimpact.contact.normal import NormalForceLaw
-from diffimpact.multibody import _progress
+from diffimpact.multibody import _progress, step_control
 from diffimpact.multibody.contact import Contact
 from diffimpact.multibody.events import (
     REMOVED,
@@ -94,14 +94,15 @@ from diffimpact.multibody.events import (
     _starts_closed,
 )
 from diffimpact.multibody.formulations import Formulation, project
-from diffimpact.multibody import step_control
 from diffimpact.multibody.model import Model, State
 from diffimpact.multibody.step_control import (
     IMEX_SOLVERS,
+    _differentiated,
     _friction_guard,
     _friction_guard_messages,
     _friction_step,
     _FrictionGuard,
+    _reverse_friction_message,
     _SegmentController,
     _spin_bounded,
     _SpinController,
@@ -120,6 +121,13 @@ CONSTRAINT_TOLERANCE = 1e-8
 #: two colliding balls with those of the resting ones, where Matlab's ``ode45`` (the paper's runs) takes the
 #: largest, ``optimistix.max_norm`` (docs/RESULTS.md, "The error norm at table scale")
 ERROR_NORM = optx.rms_norm
+
+#: Checkpoints of a segment's solve for a reverse-mode derivative (``diffrax.RecursiveCheckpointAdjoint``, where
+#: none are given). Every slot of the scan of segments keeps its own, used or not, and diffrax's default for a solve
+#: of ``max_steps`` steps, √(2 max_steps) of them, held 16 GB and took 8.6 s for the derivative of one ball's 0.9-s
+#: shot on the table (``max_steps`` 10⁷, 2,001 slots), against 2.4 GB and 0.47 s with 16 (``python
+#: benchmarks/reverse_mode.py``; docs/RESULTS.md, "Reverse-mode derivatives through friction").
+SEGMENT_CHECKPOINTS = 16
 
 #: Most save times one segment carries: a segment that reaches the last of its window without an event ends
 #: there, and the next carries the following ones. A segment's cost grows with the save times it carries
@@ -252,13 +260,17 @@ def simulate(
         (``_progress``); derivatives and ``jax.vmap`` pass through it.
     adjoint : how diffrax differentiates the solves: ``None`` (default) for
         ``diffrax.RecursiveCheckpointAdjoint()``, reverse mode (``jax.grad``,
-        ``jax.jacrev``); ``diffrax.ForwardMode()`` for forward mode
-        (``jax.jvp``, ``jax.jacfwd``), cheaper for a few parameters, whose
-        derivatives' errors the steps also bound (``tangent_errors``). In
-        reverse mode a derivative through stiff friction needs
-        ``friction_steps`` (through steps unstable on the friction it raises
-        an error: ``FRICTION_GUARD``, see ``step_control``), and one
-        through the onsets of power laws ``contact_steps``.
+        ``jax.jacrev``; in runs with ``Contact``s each segment's solve keeps
+        ``SEGMENT_CHECKPOINTS`` checkpoints where none are given);
+        ``diffrax.ForwardMode()`` for forward mode (``jax.jvp``,
+        ``jax.jacfwd``), cheaper for a few parameters, whose derivatives'
+        errors the steps also bound (``tangent_errors``). In reverse mode a
+        derivative through contacts with friction needs ``friction_steps``
+        on every family with friction, or it raises an error (the steps the
+        state's error sets give it wrong through a friction law's band, by
+        factors up to thousands, in ways no check of the steps sees:
+        ``step_control``), and one through the onsets of power laws
+        ``contact_steps``.
     max_events : most events in the run: contact onsets and separations, and
         the turning points of open contacts' gaps (where the bodies stop
         receding or approaching); more raise an error at run time. Only for
@@ -278,7 +290,8 @@ def simulate(
         friction laws at the closed contacts (see ``step_control``): for
         derivatives (``jax.jvp``, ``jax.grad``) through phases where a slip
         sits in a friction law's regularisation band, which are wrong without
-        it (and raise an error where a step was far beyond that stability:
+        it (reverse mode refuses them; forward mode on the state's steps
+        raises an error where a step was far beyond that stability:
         ``FRICTION_GUARD``), and by the passage of a loaded slip through that
         band. It costs
         steps where the friction is stiff and where a slip reverses. The
@@ -289,7 +302,8 @@ def simulate(
         set the steps (docs/RESULTS.md, "Friction steps for any solver").
         True: every ``Contact`` family with friction; or a sequence of the
         indices in ``model.forces`` of the families with friction to bound
-        (the others' steps are then still watched by ``FRICTION_GUARD``).
+        (in forward mode the others' steps are then still watched by
+        ``FRICTION_GUARD``; reverse mode refuses a derivative through them).
         In forward mode with ``tangent_errors`` (the default) it is not
         needed: the passages' bound is then on for every family with friction
         by itself, and the tangents' errors do the stability bound's work.
@@ -400,6 +414,8 @@ def simulate(
     families = _contact_indices(model)
     model = eqx.tree_at(lambda m: [m.forces[k] for k in families], model,
                         [model.forces[k].prepared() for k in families])
+    if isinstance(adjoint, dfx.RecursiveCheckpointAdjoint) and adjoint.checkpoints is None:
+        adjoint = dfx.RecursiveCheckpointAdjoint(checkpoints=SEGMENT_CHECKPOINTS)
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
         jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
@@ -696,6 +712,15 @@ def _simulate_events(
     families = _contact_indices(model)
     counts = [model.forces[k].count for k in families]
     slots = np.cumsum([0] + counts)
+    frictional = tuple(_with_friction(families, model))
+    reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
+    unbounded = tuple(k for k in frictional if k not in friction_steps) if reverse else ()
+    if unbounded:
+        # a reverse-mode derivative is taken on the state's steps, which through a friction law's band (a slide
+        # into rolling, a slip reversing in a collision) give it wrong, by factors up to thousands that no check of
+        # the steps sees (docs/RESULTS.md, "Reverse-mode derivatives through friction"): refused where it is taken
+        differentiated = _differentiated((eqx.filter(model, eqx.is_inexact_array), state0, save_times)) > 0
+        state0 = eqx.error_if(state0, differentiated, _reverse_friction_message(unbounded))
     q0, v0 = model.split(state0.q), model.split(state0.v)
     model, status0 = _start(model, families, q0, v0)
     params, static = eqx.partition(model, eqx.is_inexact_array)
@@ -711,7 +736,6 @@ def _simulate_events(
     padded_times = jnp.concatenate([save_times, jnp.full(window, t_end)])
     imex = isinstance(solver, IMEX_SOLVERS)
     tangents = isinstance(controller, _TangentErrors)
-    frictional = tuple(_with_friction(families, model))
     # a slip's passage through a band inside one step, which no error estimate sees, bounds the steps of every
     # family with friction where the derivatives' errors set them (``passages``: those friction_steps does not
     # name); the stability bound is friction_steps' only
@@ -722,16 +746,16 @@ def _simulate_events(
                                         passages, contact_steps,
                                         _friction_step(solver) if friction_steps else None, _spin_bounded(model))
     adaptive = isinstance(controller, _SegmentController)
-    guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents else None
-    reverse = isinstance(adjoint, dfx.RecursiveCheckpointAdjoint)
+    # (reverse mode's steps bound every family with friction, or its derivative is refused above)
+    guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents and not reverse else None
     forward = isinstance(adjoint, dfx.ForwardMode)
-    flags = guard is not None and not reverse  # (forward mode: the guard's flags, read at each segment's end)
+    flags = guard is not None  # (the guard's flags, read at each segment's end)
     if guard is not None:
         solver = _stages_loop(solver, adjoint)
 
     def wrapped_solver(model):
         wrapped = formulation.wrap_solver(model, solver)
-        return wrapped if guard is None else _FrictionGuard(wrapped, frictional, guard, reverse,
+        return wrapped if guard is None else _FrictionGuard(wrapped, frictional, guard,
                                                             **_tangent_check(controller, forward))
 
     # one event function, the least of all: its first down-crossing is the earliest of any

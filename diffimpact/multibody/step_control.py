@@ -48,10 +48,18 @@ interval on the negative real axis (from its Butcher tableau) over Tsit5's:
 Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
 (``Kvaerno5``) gets none.
 
-A derivative the steps would give wrong stops instead (``FRICTION_GUARD``).
-Without ``friction_steps``, a differentiated run (forward or reverse mode)
-raises an error at an accepted step whose h λ_F is beyond ``FRICTION_GUARD``
-= 5 stability intervals of its explicit solver: the step has amplified the
+A derivative the steps would give wrong stops instead. In reverse mode
+(``jax.grad``, the default adjoint) the derivative is taken on the steps of
+a run already made, which no check of a step can judge: a reverse-mode
+derivative through friction that ``friction_steps`` does not bound is
+refused with an error (``simulate``), since the checks below miss ways it
+goes wrong (a ball sliding into rolling beside a resting one on the table,
+dx/dv0 2,900 times its closed form in reverse mode; docs/RESULTS.md,
+"Reverse-mode derivatives through friction"). In forward mode
+(``FRICTION_GUARD``), without ``friction_steps`` and with the steps the
+state's error sets (``tangent_errors=False``, or fixed steps), a
+differentiated run raises an error at an accepted step whose h λ_F is
+beyond ``FRICTION_GUARD`` = 5 stability intervals of its explicit solver: the step has amplified the
 derivatives by the solver's |R(−h λ_F)|, far above 1 there. A few steps a
 little beyond one interval leave a derivative right (a rolling ball's hops
 on the cloth at rtol 1e-6), hence the factor; on the scenes measured it
@@ -69,8 +77,7 @@ an adaptive controller the guard also stops at an accepted step whose
 estimate of its tangents' error, relative to the tangents
 (‖ė / (atol/rtol + |ẏ|)‖, ``_tangents_error``), is beyond
 ``TANGENT_GUARD`` = 1e-3 (what the default ``tangent_errors`` controls at
-rtol, a step's own verdict on its derivatives); reverse mode has no
-tangents to judge, and needs ``friction_steps`` there.
+rtol, a step's own verdict on its derivatives).
 
 A slip can also pass through the band, from one direction of sliding to the
 other, inside one step: a ball's slip on the cloth reverses within tens of
@@ -248,27 +255,23 @@ def _friction_guard(solver, friction_steps, frictional):
 
 
 class _FrictionGuard(WrappedSolver):
-    """Wrap a diffrax solver so that a differentiated run with a step unstable on the friction raises an error.
+    """Wrap a diffrax solver so that a forward-mode derivative with a step unstable on the friction raises an error.
 
     Without ``friction_steps`` an explicit solver's steps may be longer than
     the friction's stability allows while the error control is content: the
-    run stays right, but its derivatives (forward or reverse mode) are
-    amplified by the solver's |R(−h λ_F)| at every such step and come out
-    silently wrong (the four-ball break's 3-s derivative 10⁸⁷ m at rtol
-    1e-3). Each step's end state passes through an identity whose derivative
-    rule checks h λ_F at the step's start, λ_F as ``friction_steps`` computes
-    it (``_friction_rate``), against ``limit``; a run that is not
-    differentiated computes nothing more. Only accepted steps count (a
-    rejected trial step may be as long as it likes):
-
-    * forward mode (``reverse`` false): a
-      ``jax.custom_jvp`` whose rule flags the step in the solver's state
-      (the first unstable step's family), which diffrax keeps only for
-      accepted steps; the segment raises at its end where a step was flagged;
-    * reverse mode (``reverse``: ``diffrax.RecursiveCheckpointAdjoint``,
-      whose forward pass runs the plain steps): a ``eqx.filter_custom_vjp``
-      whose backward rule raises where the step was unstable and its
-      cotangent is not zero (diffrax gives a rejected step's end state none).
+    run stays right, but its derivatives are amplified by the solver's
+    |R(−h λ_F)| at every such step and come out silently wrong (the
+    four-ball break's 3-s derivative 10⁸⁷ m at rtol 1e-3). Each step's end
+    state passes through an identity whose derivative rule (a
+    ``jax.custom_jvp``) checks h λ_F at the step's start, λ_F as
+    ``friction_steps`` computes it (``_friction_rate``), against ``limit``,
+    and flags the step in the solver's state (the first unstable step's
+    family); diffrax keeps the flag only for accepted steps (a rejected
+    trial step may be as long as it likes), and the segment raises at its
+    end where a step was flagged. A run that is not differentiated computes
+    nothing more. (Reverse mode, whose steps cannot be judged so, refuses a
+    derivative through friction that ``friction_steps`` does not bound:
+    ``simulate``.)
 
     The error names the family with the largest share of h λ_F at the body
     where it was beyond ``limit`` (``_friction_guard_messages``), so that a
@@ -286,7 +289,6 @@ class _FrictionGuard(WrappedSolver):
 
     families: tuple = eqx.field(static=True)
     limit: float = eqx.field(static=True)
-    reverse: bool = eqx.field(static=True)
     tolerances: tuple = None  # forward mode's check of the tangents' error (``_tangent_check``): (rtol, atol)
     check: tuple = eqx.field(static=True, default=None)  # and (limit, norm); None for none
 
@@ -308,16 +310,13 @@ class _FrictionGuard(WrappedSolver):
 
         arrays, static = eqx.partition((args[0], y0, t1 - t0), eqx.is_array)
         extra = eqx.combine(jax.lax.stop_gradient(arrays), static)  # (the check is no function of the parameters)
-        if self.reverse:
-            y1 = _cotangent_checked(y1, (unstable, _friction_guard_messages(args[0], families)), *extra)
-        else:
-            y1, flag = _tangent_flagged(y1, unstable, *extra)
-            if self.check is not None:
-                tangent_limit, norm = self.check
-                inaccurate = _tangents_error(y_error, y0, y1, *self.tolerances, norm) > tangent_limit
-                flag = jnp.where(flag >= 0, flag, jnp.where(inaccurate, len(families), -1))
-            # the first unstable step's family; the tangents' check (len(families)) until a family is flagged
-            flagged = jnp.where((flagged < 0) | ((flagged == len(families)) & (flag >= 0)), flag, flagged)
+        y1, flag = _tangent_flagged(y1, unstable, *extra)
+        if self.check is not None:
+            tangent_limit, norm = self.check
+            inaccurate = _tangents_error(y_error, y0, y1, *self.tolerances, norm) > tangent_limit
+            flag = jnp.where(flag >= 0, flag, jnp.where(inaccurate, len(families), -1))
+        # the first unstable step's family; the tangents' check (len(families)) until a family is flagged
+        flagged = jnp.where((flagged < 0) | ((flagged == len(families)) & (flag >= 0)), flag, flagged)
         return y1, y_error, dense_info, (state, flagged), result
 
 
@@ -381,27 +380,15 @@ def _tangent_flagged(y1, unstable, model, y0, h):
     return flagged(y1, arrays, y0, h)
 
 
-@eqx.filter_custom_vjp
-def _cotangent_checked(y1, check, model, y0, h):
-    """``y1``; its cotangent raises where not zero and ``unstable(model, y0, h)`` names a family (≥ 0), with the
-    message of that family of ``messages`` (``check``: (unstable, messages))."""
-    return y1
-
-
-@_cotangent_checked.def_fwd
-def _cotangent_checked_fwd(perturbed, y1, check, model, y0, h):
-    return y1, None
-
-
-@_cotangent_checked.def_bwd
-def _cotangent_checked_bwd(residuals, cotangent, perturbed, y1, check, model, y0, h):
-    used = [jnp.any(c != 0) for c in jax.tree.leaves(cotangent)]
-    if not used:
-        return cotangent
-    unstable, messages = check
-    family = unstable(model, y0, h)
-    return eqx.branched_error_if(cotangent, functools.reduce(jnp.logical_or, used) & (family >= 0),
-                                 jnp.maximum(family, 0), messages)
+def _reverse_friction_message(families):
+    """The error of a reverse-mode derivative of a run whose steps do not bound the friction of ``families``
+    (indices in ``model.forces``; ``simulate``)."""
+    named = ", ".join(f"model.forces[{k}]" for k in families)
+    return (f"a reverse-mode derivative through the friction of {named} needs friction_steps (and "
+            "adaptive steps): on the steps the state's error sets, a derivative through a friction law's band (a slide into rolling, a slip reversing "
+            "in a collision) comes out wrong, by factors up to thousands; pass friction_steps=True (every family "
+            "with friction), or differentiate in forward mode (adjoint=diffrax.ForwardMode(), whose steps judge the "
+            "derivatives' own errors)")
 
 
 def _friction_guard_messages(model, families):
