@@ -117,6 +117,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import _bounds
+import _errors
 from _kernels import profile
 from _timing import timed
 from diffimpact.contact import Coulomb
@@ -165,9 +166,7 @@ def _or_failure(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except Exception as error:  # noqa: BLE001 (any run-time error of the program: reported, and the rest goes on)
-        lines = str(error).strip().splitlines()
-        # (an error raised inside the program comes wrapped in the callback's traceback: its own line says what)
-        print("failed: " + next((line.split(":", 1)[1].strip() for line in lines if "RuntimeError:" in line), lines[0]))
+        print("failed: " + _errors.message(error))
         return None, None
 
 

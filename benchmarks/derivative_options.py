@@ -28,6 +28,7 @@ import diffrax
 import jax
 import jax.numpy as jnp
 
+import _errors
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.multibody import (
@@ -85,10 +86,7 @@ def check(name, fn, x0, formulation, reverse=None, **options):
             value = float(derivative())
             found.append(f"{mode} {value:.8g} ({abs(value - reference) / abs(reference):.1e})")
         except Exception as error:  # noqa: BLE001 (a failing pair is the finding: printed, and the rest goes on)
-            lines = str(error).splitlines()  # (equinox's error: its message on the line that names it)
-            message = next((line.split("Error: ", 1)[1] for line in lines if "EquinoxRuntimeError: " in line
-                            and "stack" not in line), lines[0])
-            found.append(f"{mode} failed: {type(error).__name__}: {message[:100]}")
+            found.append(f"{mode} failed: {type(error).__name__}: {_errors.message(error)[:100]}")
     label = ", ".join(f"{k}={type(v).__name__ if k == 'solver' else v}" for k, v in options.items())
     print(f"  {name:9s} {type(formulation).__name__:20s} {label:40s} central {reference:.8g}; " + "; ".join(found),
           flush=True)

@@ -25,6 +25,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+import _errors
 from diffimpact.multibody import simulate, step_control
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -84,9 +85,8 @@ def main():
                 try:
                     value, count = derivative(jnp.asarray(SPEED))
                 except eqx.EquinoxRuntimeError as error:
-                    message = next(line for line in str(error).splitlines() if "EquinoxRuntimeError" in line)
                     print(f"  friction_steps={steps!s:5s} FRICTION_GUARD = {factor:<4g} stopped: "
-                          f"{message.split(': ', 1)[1][:90]}...", flush=True)
+                          f"{_errors.message(error)[:90]}...", flush=True)
                     continue
                 print(f"  friction_steps={steps!s:5s} FRICTION_GUARD = {factor:<4g} dx/dv0 = {float(value):+.6e} "
                       f"({int(count)} steps; {float(value) / exact - 1:+.2e} off)", flush=True)

@@ -33,6 +33,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+import _errors
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 from guard_rolling import SPEED, START, closed_form, struck_x
@@ -54,8 +55,7 @@ def one(args):
     try:
         value, steps = jax.block_until_ready(derivative(jnp.asarray(SPEED)))
     except eqx.EquinoxRuntimeError as error:
-        message = next(line for line in str(error).splitlines() if "EquinoxRuntimeError" in line)
-        print(f"  {label}: refused: {message.split(': ', 1)[1][:110]}...")
+        print(f"  {label}: refused: {_errors.message(error)[:110]}...")
         return
     first = time.perf_counter() - start
     runs = []

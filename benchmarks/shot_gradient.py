@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import _errors
 from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -115,8 +116,7 @@ def main():
         try:
             jax.block_until_ready(jacobian(values / sizes))
         except eqx.EquinoxRuntimeError as error:  # the friction guard's: the derivative would be wrong
-            message = next(line for line in str(error).splitlines() if line.startswith("equinox.EquinoxRuntimeError"))
-            print(f"  forward mode, rtol {rtol:g}, {label}: stopped: {message.split(': ', 1)[1].split(':')[0]}",
+            print(f"  forward mode, rtol {rtol:g}, {label}: stopped: {_errors.message(error).split(':')[0]}",
                   flush=True)
             continue
         first = time.perf_counter() - start
