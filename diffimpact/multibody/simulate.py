@@ -747,7 +747,8 @@ def _simulate_events(
                                         _friction_step(solver) if friction_steps else None, _spin_bounded(model))
     adaptive = isinstance(controller, _SegmentController)
     # (reverse mode's steps bound every family with friction, or its derivative is refused above)
-    guard = _friction_guard(solver, friction_steps, frictional) if frictional and not tangents and not reverse else None
+    guard = (_friction_guard(solver, friction_steps, frictional) if frictional and not tangents and not reverse
+             else None)
     forward = isinstance(adjoint, dfx.ForwardMode)
     flags = guard is not None  # (the guard's flags, read at each segment's end)
     if guard is not None:

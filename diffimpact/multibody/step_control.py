@@ -384,11 +384,11 @@ def _reverse_friction_message(families):
     """The error of a reverse-mode derivative of a run whose steps do not bound the friction of ``families``
     (indices in ``model.forces``; ``simulate``)."""
     named = ", ".join(f"model.forces[{k}]" for k in families)
-    return (f"a reverse-mode derivative through the friction of {named} needs friction_steps (and "
-            "adaptive steps): on the steps the state's error sets, a derivative through a friction law's band (a slide into rolling, a slip reversing "
-            "in a collision) comes out wrong, by factors up to thousands; pass friction_steps=True (every family "
-            "with friction), or differentiate in forward mode (adjoint=diffrax.ForwardMode(), whose steps judge the "
-            "derivatives' own errors)")
+    return (f"a reverse-mode derivative through the friction of {named} needs friction_steps (and adaptive "
+            "steps): on the steps the state's error sets, a derivative through a friction law's band (a slide into "
+            "rolling, a slip reversing in a collision) comes out wrong, by factors up to thousands; pass "
+            "friction_steps=True (every family with friction), or differentiate in forward mode "
+            "(adjoint=diffrax.ForwardMode(), whose steps judge the derivatives' own errors)")
 
 
 def _friction_guard_messages(model, families):

@@ -457,8 +457,9 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     ``friction_steps`` does not bound (no check of its steps sees every way it goes wrong: docs/RESULTS.md,
     "Reverse-mode derivatives through friction"), and with ``friction_steps`` gives the closed form. Forward
     mode (``jax.jvp``, ``ForwardMode``) with the state's steps raises the friction guard's error, through
-    ``DirectCorrection`` too, whose projection wraps the solver as well. (Forward mode's error without it, and its closed-form derivative with ``friction_steps``:
-    the test below, naming the wall alone, then the ground.) The guard's limit: ``FRICTION_GUARD`` intervals of
+    ``DirectCorrection`` too, whose projection wraps the solver as well. (Forward mode's error without it, and
+    its closed-form derivative with ``friction_steps``: the test below, naming the wall alone, then the
+    ground.) The guard's limit: ``FRICTION_GUARD`` intervals of
     an explicit solver without ``friction_steps``, none where the solver is stable on the friction or
     ``friction_steps`` bounds the steps within it."""
     tsit5_guard = FRICTION_GUARD * _stability_interval(diffrax.Tsit5())
@@ -475,7 +476,8 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     sink = (MASS * G / stiffness) ** (1 / EXPONENT)
     times = jnp.array([0.0, 2.0]) * v0 / (3 * mu * G)
 
-    def rolling_speed(v0, adjoint=None, formulation=LagrangeMultipliers(), tangent_errors=False, friction_steps=False):
+    def rolling_speed(v0, adjoint=None, formulation=LagrangeMultipliers(), tangent_errors=False,
+                      friction_steps=False):
         state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
         return simulate(model, state, times, formulation, rtol=1e-3, atol=1e-6, adjoint=adjoint,
                         tangent_errors=tangent_errors, friction_steps=friction_steps).v[-1, 0]
