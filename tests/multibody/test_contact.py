@@ -509,12 +509,13 @@ def test_a_forward_derivative_whose_steps_misjudge_its_tangents_raises(monkeypat
     """The sliding disc of the test above on Ambrósio's friction (none below a slip of 1e-4 m/s, a ramp to μ F_N
     at 1e-3 m/s), in forward mode with the steps set by the state's error alone (``tangent_errors=False``) at rtol
     1e-4. The slip relaxes towards the ramp's foot, where the law's slope drops to zero, and the steps that cross
-    it (h λ_F within the friction guard's limit, so that guard is silent) amplify the tangents; below the foot no
-    force acts on them, and the derivative of the rolling speed comes out garbage (observed −4.7e43 against the
-    closed form ratio/(1 + ratio)). Such a step's estimate of its tangents' error is far beyond ``TANGENT_GUARD``
-    of them, and the run raises that check's error; with the check off (``TANGENT_GUARD`` = inf) the same run
-    returns the garbage, and with the tangents' errors in the step-size control (forward mode's default) the
-    closed form."""
+    it (h λ_F within the friction guard's limit, so that guard is silent) amplify the tangents, and below the foot
+    no force acts on them. Such a step's estimate of its tangents' error is far beyond ``TANGENT_GUARD`` of them,
+    and the run raises that check's error; with the check off (``TANGENT_GUARD`` = inf) the same run does not
+    raise (the error came from the check, and nothing else in the run stops it); with the tangents' errors in the
+    step-size control (forward mode's default) the derivative is the closed form ratio/(1 + ratio). What the
+    unchecked derivative comes out as is round-off's accident, not asserted: −4.7e43 with XLA's AVX code,
+    1.9e-10 off the closed form with its AVX2 code (fused multiply-adds)."""
     mu, stiffness, v0, rtol = 0.3, 1e6, 1.0, 1e-4
     model = ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G, friction=Ambrosio(mu))
     sink = (MASS * G / stiffness) ** (1 / EXPONENT)
@@ -532,7 +533,7 @@ def test_a_forward_derivative_whose_steps_misjudge_its_tangents_raises(monkeypat
     with pytest.raises(Exception, match="estimate of the error of its derivatives was beyond TANGENT_GUARD"):
         derivative(False)
     monkeypatch.setattr(step_control, "TANGENT_GUARD", np.inf)  # (part of the compiled run's key: traced anew)
-    assert not abs(derivative(False) - closed_form) < 0.1 * closed_form
+    derivative(False)
     # (observed 2.7e-6 off: the rolling slip's limit at the ramp's foot does not move with v0)
     assert derivative(True) == pytest.approx(closed_form, rel=10 * rtol)
 
