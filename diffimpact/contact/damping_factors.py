@@ -115,6 +115,10 @@ def _scaled_residual(scaled_log_gap, restitution):
     return scaled_log_gap * _exp_ratio(z) * hysteresis_sum - 1.0
 
 
+#: e at and below which ``exact``'s d is 1 to double precision: 1 − d ≈ 46 exp(−46) ≈ 5e-19.
+FULL_DEFICIT_RESTITUTION = 1.0 / 45.0
+
+
 def exact(stiffness, restitution, impact_velocity):
     """μ = d k/(e v), which reproduces e exactly ([Poursina 2020], eq. (18)).
 
@@ -122,12 +126,18 @@ def exact(stiffness, restitution, impact_velocity):
     (eq. (19)), found by bisection (optimistix) and differentiated implicitly;
     e = 1 gives μ = 0. The relation holds for any mass and any exponent n of
     ``HuntCrossley``, since it follows from the phase-plane solution of eq. (10).
+    For e ≤ ``FULL_DEFICIT_RESTITUTION``, 1 − d ≈ (1 + 1/e) exp(−(1 + 1/e))
+    (eq. (19) with d → 1) is below 1e-18, so d = 1 to double precision and
+    μ = k/(e v), with no root to find (the bisection's bracket overflows for
+    e below about 1e-100).
     """
     k, e, v = _checked(stiffness, restitution, impact_velocity)
-    c = _half_restitution_deficit(e)
+    full = e <= FULL_DEFICIT_RESTITUTION
+    e_solved = jnp.where(full, 0.5, e)
+    c = _half_restitution_deficit(e_solved)
     # At the root z = −ln(1 − d) < 1 + 1/e, i.e. s < 2e/(1 − e); and s ≤ 3/2
     # (its e → 1 limit, approached from below; checked numerically).
-    upper = jax.lax.stop_gradient(2.0 * e / jnp.maximum(e, 1.0 - e))
+    upper = jax.lax.stop_gradient(2.0 * e_solved / jnp.maximum(e_solved, 1.0 - e_solved))
 
     def solve(restitution_, upper_):
         solution = optx.root_find(
@@ -139,8 +149,8 @@ def exact(stiffness, restitution, impact_velocity):
         )
         return solution.value
 
-    scaled_log_gap = jnp.vectorize(solve)(e, upper)
-    d = -jnp.expm1(-scaled_log_gap * c)
+    scaled_log_gap = jnp.vectorize(solve)(e_solved, upper)
+    d = jnp.where(full, 1.0, -jnp.expm1(-scaled_log_gap * c))
     return d * k / (e * v)
 
 

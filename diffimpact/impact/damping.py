@@ -40,6 +40,20 @@ vanishes, where x'' = 0, so e = ε x_s^n with x_s = 1 − O(ε ln(1/ε)), that i
 ``ASYMPTOTIC_RESTITUTION`` the correction is under 1e-18 and ``"exact"``
 returns this limit (and its derivatives) without the solve.
 
+Near the elastic limit. For small damping the energy lost is the damper's
+work along the elastic path plus what separation at zero force leaves: in
+the unit system the force vanishes on the way out at δ_s = ĉ^(1/n), where
+the spring still holds δ_s^(n+1)/(n+1) and the damper has not worked over
+the last δ_s, so
+    1 − e² = 4 I(n) ĉ − (2n/(n+1)) ĉ^(1+1/n) + O(ĉ²),
+    I(n) = ∫₀^δm √(1 − 2δ^(n+1)/(n+1)) dδ = δm Γ(1 + 1/p) Γ(3/2)/Γ(1/p + 3/2),
+with p = n + 1 and δm = (p/2)^(1/p) the elastic peak penetration. Its root
+ĉ agrees with the solve to about (1 − e) ĉ (0.85–1.0 (1 − e) for
+1 − e from 1e-2 to 1e-4 over n ∈ [1, 2], tests/impact/test_damping.py).
+Closer to e = 1 the solve cannot resolve 1 − e in e_out (it returned c = 0
+at 1 − e = 1e-10, where c/(1 − e) is finite), so ``"exact"`` returns this
+root for 1 − e < ``NEAR_ELASTIC_GAP``, where its relative error (≈ 1 − e) is
+within the solve's own tolerance in e, and 0 at e = 1.
 ``damping_lambda(n, e)`` is the exact slack variable λ of eq. (34).
 """
 
@@ -74,6 +88,9 @@ IMPROVED_X_MAX = float(-np.log(CLOSED_FORM_RANGE[0]))
 #: Below this e, "exact" is the heavy-damping limit ĉ = e^(−1/(n+1)), whose
 #: relative error (n/(n+1)) · O(e ln(1/e)) is below 1e-18 here.
 ASYMPTOTIC_RESTITUTION = 1e-20
+#: Above 1 − this e, "exact" is the near-elastic root of 1 − e² = 4 I(n) ĉ − (2n/(n+1)) ĉ^(1+1/n) (module
+#: docstring), accurate to about (1 − e) relative, where the solve no longer resolves 1 − e.
+NEAR_ELASTIC_GAP = 1e-4
 #: Chebyshev coefficients a_ij of the improved fit (rows: n̂ degree i, columns:
 #: ŝ degree j), written by ``diffimpact reproduce damping-improved``.
 IMPROVED_COEFFICIENTS = (
@@ -132,16 +149,45 @@ def asymptotic_damping(mass, impact_velocity, stiffness, exponent, restitution):
     return damping_scale(mass, impact_velocity, stiffness, exponent) * restitution ** (-1.0 / (exponent + 1.0))
 
 
+def elastic_path_integral(exponent):
+    """I(n) = ∫₀^δm √(1 − 2δ^(n+1)/(n+1)) dδ of the near-elastic limit (module docstring): δm Γ(1 + 1/p) Γ(3/2)
+    / Γ(1/p + 3/2), p = n + 1, δm = (p/2)^(1/p)."""
+    p = exponent + 1.0
+    log_integral = (jax.scipy.special.gammaln(1.0 + 1.0 / p) + jax.scipy.special.gammaln(1.5)
+                    - jax.scipy.special.gammaln(1.0 / p + 1.5))
+    return (p / 2.0) ** (1.0 / p) * jnp.exp(log_integral)
+
+
+def near_elastic_unit_damping(exponent, restitution):
+    """ĉ solving 1 − e² = 4 I(n) ĉ − (2n/(n+1)) ĉ^(1+1/n) (module docstring), 0 at e = 1: Newton from the
+    linear root (1 − e²)/(4 I), whose correction is below 1 % for 1 − e ≤ 1e-2 (four steps, unrolled)."""
+    n, target = exponent, 1.0 - restitution**2
+    slope = 4.0 * elastic_path_integral(n)
+    unit = target / slope
+    for _ in range(4):
+        safe = jnp.where(unit > 0, unit, 1.0)  # (ĉ^(1/n) and its derivative in n at ĉ = 0)
+        root = jnp.where(unit > 0, safe ** (1.0 / n), 0.0)
+        residual = slope * unit - (2.0 * n / (n + 1.0)) * unit * root - target
+        unit = unit - residual / (slope - 2.0 * root)
+    return unit
+
+
+def near_elastic_damping(mass, impact_velocity, stiffness, exponent, restitution):
+    """c of the near-elastic limit: ``near_elastic_unit_damping`` times the scale of eq. (49)."""
+    return near_elastic_unit_damping(exponent, restitution) * damping_scale(mass, impact_velocity, stiffness, exponent)
+
+
 @jax.custom_jvp
 def exact_damping(mass, impact_velocity, stiffness, exponent, restitution):
     """c solving e_out(c) = e on the event-terminated solve (eq. (23)); c = 0 at e = 1.
 
     Newton iterations on ln c, started from the improved closed form
     (e ≥ 1e-4) or the heavy-damping limit (e < 1e-4), which is returned as
-    it is for e < ``ASYMPTOTIC_RESTITUTION``.
+    it is for e < ``ASYMPTOTIC_RESTITUTION``; the near-elastic limit for
+    1 − e < ``NEAR_ELASTIC_GAP``.
     """
     system = (mass, impact_velocity, stiffness, exponent)
-    elastic = restitution >= 1.0
+    elastic = restitution > 1.0 - NEAR_ELASTIC_GAP
     limit = restitution < ASYMPTOTIC_RESTITUTION
     safe_e = jnp.where(elastic | limit, 0.5, restitution)
     fitted = safe_e >= CLOSED_FORM_RANGE[0]
@@ -159,7 +205,8 @@ def exact_damping(mass, impact_velocity, stiffness, exponent, restitution):
         throw=False,
     )
     asymptotic = asymptotic_damping(*system, jnp.where(limit, restitution, 0.5))
-    return jnp.where(elastic, 0.0, jnp.where(limit, asymptotic, jnp.exp(solution.value)))
+    near_elastic = near_elastic_damping(*system, jnp.where(elastic, restitution, 1.0))
+    return jnp.where(elastic, near_elastic, jnp.where(limit, asymptotic, jnp.exp(solution.value)))
 
 
 @exact_damping.defjvp
@@ -167,25 +214,23 @@ def _exact_damping_jvp(primals, tangents):
     # Implicit function theorem on g(c, θ) = e_out(c, m, v, k, n) − e = 0:
     # dc = (de − ∇_θ e_out · dθ) / (∂e_out/∂c). The partials are primal values,
     # so the rule is linear in the tangents and reverse mode can transpose it.
-    # At e = 1 (c = 0) the separation event degenerates (the force k δ^n has a
-    # double root at δ = 0) and the solve's ∂e_out/∂c is not the one-sided
-    # limit; there c ≡ 0 in every other argument and dc/de is taken from the
-    # improved closed form, whose e → 1 slope is −exp(Σ a_ij T_i(n̂) T_j(−1)).
-    # Below ASYMPTOTIC_RESTITUTION the derivative is that of the limit; the
-    # solve's partials are then taken at a harmless damping (their cotangent is 0).
+    # Near e = 1 and below ASYMPTOTIC_RESTITUTION the derivative is that of the
+    # limit returned there; the solve's partials are then taken at a harmless
+    # damping (their cotangent is 0): at e = 1 (c = 0) the separation event
+    # degenerates (the force k δ^n has a double root at δ = 0).
     *system, restitution = primals
     *d_system, d_restitution = tangents
     damping = exact_damping(*primals)
     limit = restitution < ASYMPTOTIC_RESTITUTION
-    solved = jnp.where(limit, damping_scale(*system), damping)
+    elastic = restitution > 1.0 - NEAR_ELASTIC_GAP
+    solved = jnp.where(limit | elastic, damping_scale(*system), damping)
     partials = jax.jacfwd(_forward_restitution, argnums=(0, 1, 2, 3, 4))(solved, *system)
     d_out = sum(p * d for p, d in zip(partials[1:], d_system))
     implicit = (d_restitution - d_out) / partials[0]
-    elastic_slope = -jnp.exp(improved_log_ratio(*improved_features(system[3], 1.0)))
-    elastic = d_restitution * elastic_slope * damping_scale(*system)
+    near_elastic = jax.jvp(near_elastic_damping, (*system, jnp.where(elastic, restitution, 1.0)), tuple(tangents))[1]
     safe_primals = (*system, jnp.where(limit, restitution, 0.5))
     asymptotic = jax.jvp(asymptotic_damping, safe_primals, tuple(tangents))[1]
-    return damping, jnp.where(restitution >= 1.0, elastic, jnp.where(limit, asymptotic, implicit))
+    return damping, jnp.where(elastic, near_elastic, jnp.where(limit, asymptotic, implicit))
 
 
 def improved_features(exponent, restitution):

@@ -43,6 +43,17 @@ def test_exact_root_satisfies_eq_19():
     np.testing.assert_allclose(residual, 0.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("restitution", [1 / 45, 1e-3, 1e-150, 1e-300])
+def test_exact_at_small_restitution_is_the_full_deficit(restitution):
+    """d → 1 as e → 0 (eq. (19)): 1 − d ≈ (1 + 1/e) exp(−(1 + 1/e)) is below 1e-18 from e = 1/45 down, so
+    μ = k/(e v) exactly in double precision (e = 1e-300 failed in the bisection's bracket). Beside it, the root
+    at e just above the threshold is 1 − d = 46 exp(−46) below 1: the same μ to 1e-15."""
+    k, v = 1e8, 3.0
+    assert float(damping_factors.exact(k, restitution, v)) == pytest.approx(k / (restitution * v), rel=1e-15)
+    above = 1 / 45 * (1 + 1e-12)
+    assert float(damping_factors.exact(k, above, v)) == pytest.approx(k / (above * v), rel=1e-15)
+
+
 def test_exact_is_zero_at_perfect_restitution():
     assert _exact(1.0e6, 1.0, 2.0)[0] == 0.0
 

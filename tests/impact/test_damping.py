@@ -112,13 +112,38 @@ def test_exact_gradient_matches_central_differences(exact, exact_gradient, argnu
     assert grad == pytest.approx(fd, rel=1e-6)
 
 
-def test_elastic_limit_has_zero_damping_and_finite_slope(exact, exact_grad):
+def elastic_slope(n):
+    """1/(2 I(n)), I(n) = ∫₀^δm √(1 − 2δ^(n+1)/(n+1)) dδ by SciPy's quadrature: the energy the damper takes on the
+    elastic path, ĉ ≈ (1 − e)/(2 I) as e → 1 (independent of the library's Γ-function form)."""
+    from scipy.integrate import quad
+
+    peak = ((n + 1) / 2) ** (1 / (n + 1))
+    integral, _ = quad(lambda d: np.sqrt(max(1 - 2 * d ** (n + 1) / (n + 1), 0.0)), 0.0, peak, epsabs=1e-13)
+    return 1 / (2 * integral)
+
+
+def test_elastic_limit_has_zero_damping_and_the_elastic_paths_slope(exact, exact_grad):
     assert float(exact(1.0, 1.0, 1.0, 1.5, 1.0)) == 0.0
     slope = float(exact_grad(1.0, 1.0, 1.0, 1.5, 1.0)[4])
-    h = 1e-6
-    one_sided = (0.0 - float(exact(1.0, 1.0, 1.0, 1.5, 1 - h))) / h
-    # The slope at e = 1 comes from the improved closed form (see exact_damping), good to ~3e-3 there.
-    assert slope == pytest.approx(one_sided, rel=5e-3)
+    assert slope == pytest.approx(-elastic_slope(1.5), rel=1e-10)
+
+
+@pytest.mark.parametrize("n", [1.0, 1.5, 2.0])
+def test_near_elastic_damping_is_resolved_where_the_solve_cannot_resolve_1_minus_e(exact, n):
+    """c/(1 − e) tends to a finite limit: at 1 − e = 1e-10 the solve gave c = 0 (inside its tolerance on e, 100 %
+    off in c). The near-elastic root is returned there; it agrees with the solve, to its O(ĉ²) neglect (about
+    (1 − e) relative), where the solve still resolves 1 − e (1e-2 to 1e-4), and its ratio to the linear root
+    (1 − e)/(2 I) approaches 1 as the correction (2n/(n+1)) ĉ^(1/n)/(4 I) vanishes."""
+    system = (0.2, 3.0, 1e8, n)
+    scale = float(od.damping_scale(*system))
+    for gap in (1e-2, 1e-3, 1e-4 * 1.01):
+        solved = float(exact(*system, 1 - gap))
+        assert float(od.near_elastic_damping(*system, 1 - gap)) == pytest.approx(solved, rel=1.2 * gap)
+    for gap in (1e-6, 1e-8, 1e-10, 1e-12):
+        c = float(exact(*system, 1 - gap))
+        linear = gap * (2 - gap) / 2 * elastic_slope(n) * scale  # (1 − e²)/(4 I)
+        correction = (2 * n / (n + 1)) * (linear / scale) ** (1 / n) * elastic_slope(n) / 2
+        assert c == pytest.approx(linear * (1 + correction), rel=max(gap, correction**2) * 2)
 
 
 def test_improved_is_ten_times_more_accurate_than_the_paper():
