@@ -85,7 +85,8 @@ def check_count(name, value, low=0):
     return int(value)
 
 
-def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False, hint="", carrier=None):
+def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False, hint="", carrier=None,
+                shape=None):
     """Return ``value`` as an array after checking ``low <= value <= high`` and not NaN.
 
     ``low_open``/``high_open`` make the bound strict. The message names the
@@ -93,13 +94,16 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
     not real numbers raise ``TypeError`` (``check_real``). ``carrier``: an
     array returned (unchanged) instead of ``value``, for a ``value`` derived
     from it and not kept (a geometry's extents); traced, the check is compiled
-    in on ``carrier``, so that it is not dropped with ``value``.
+    in on ``carrier``, so that it is not dropped with ``value``. ``shape``:
+    the shape ``value`` must have (``()`` for one number), or a list of the
+    shapes allowed; ``None`` (default) for any.
     """
     low_open = low_open or low == -np.inf
     high_open = high_open or high == np.inf
     interval = _interval(low, high, low_open, high_open)
-    message = f"{name} must be finite and in {interval}{hint}"
+    message = f"{name} must be finite" + ("" if low == -np.inf and high == np.inf else f" and in {interval}") + hint
     value = check_real(name, value)
+    check_shape(name, value, shape)
     if isinstance(value, jax.core.Tracer):
         above = value > low if low_open else value >= low
         below = value < high if high_open else value <= high
@@ -113,6 +117,18 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
         offending = array[~ok] if array.ndim else array
         raise ValueError(f"{message}; got {offending.ravel()[:5].tolist()}")
     return jnp.asarray(value, dtype=float) if carrier is None else carrier
+
+
+def check_shape(name, value, shape):
+    """``value`` if its shape is ``shape`` (one, or a list; see ``check_range``), else a ``ValueError`` naming the
+    parameter."""
+    if shape is None:
+        return value
+    allowed = shape if isinstance(shape, list) else [shape]
+    if tuple(np.shape(value)) not in [tuple(s) for s in allowed]:
+        wanted = " or ".join("a number (a scalar)" if not s else f"shape {tuple(s)}" for s in allowed)
+        raise ValueError(f"{name} must be {wanted}; got shape {tuple(np.shape(value))}")
+    return value
 
 
 def refuse_where(value, bad, message, got=None):
@@ -136,12 +152,12 @@ def is_concrete(*trees):
     return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(trees))
 
 
-def check_positive(name, value, carrier=None):
-    """``value > 0`` and finite (``carrier`` as in ``check_range``)."""
-    return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True, carrier=carrier)
+def check_positive(name, value, carrier=None, shape=None):
+    """``value > 0`` and finite (``carrier`` and ``shape`` as in ``check_range``)."""
+    return check_range(name, value, 0.0, np.inf, low_open=True, high_open=True, carrier=carrier, shape=shape)
 
 
 def unit_vector(name, vector):
     """``vector`` divided by its norm, which must be positive and finite ("norm of NAME")."""
-    vector = jnp.asarray(vector, dtype=float)
+    vector = check_range(name, vector)
     return vector / check_positive(f"norm of {name}", jnp.linalg.norm(vector))

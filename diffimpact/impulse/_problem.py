@@ -62,6 +62,14 @@ def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
     return delassus, velocity, friction, check_range("restitution", restitution, 0.0, 1.0)
 
 
+def per_contact(name, value, contacts):
+    """``value`` (an array from ``check_range``) if it is a scalar or has one entry per contact, (``contacts``,)."""
+    if jnp.shape(value) not in ((), (contacts,)):
+        raise ValueError(f"{name} must be a scalar or one value per contact, shape ({contacts},); got shape "
+                         f"{jnp.shape(value)}")
+    return value
+
+
 def sliding_directions(velocity, contacts, dimension):
     """Unit pre-impact slip directions (contacts, dimension − 1) of the contacts, zero where there is no slip."""
     tangential = velocity.reshape(contacts, dimension)[:, 1:]

@@ -62,7 +62,8 @@ which the time stepping of ``rigid_spheres`` calls.
 import jax
 import jax.numpy as jnp
 
-from diffimpact.impulse._problem import Impact, check_problem
+from diffimpact._validation import check_count, check_range
+from diffimpact.impulse._problem import Impact, check_problem, per_contact
 
 #: Newton steps polishing the quartic's roots on G(α) (the roots come from an eigenvalue solve).
 POLISH_STEPS = 2
@@ -228,13 +229,17 @@ def gauss_seidel(delassus, velocity, friction, *, gap_rate=None, sweeps=100):
     normal velocity (None: impacts, ξ = 0). Each sweep solves every contact's
     single-contact problem with the others' impulses fixed; returns λ (3m,).
     A contact whose (corrected) normal velocity separates gets no impulse.
+    ``sweeps``: an int ≥ 1.
     """
+    sweeps = check_count("sweeps", sweeps, 1)
     delassus, velocity, friction = check_problem(delassus, velocity, friction)
     if delassus.ndim != 2:
         raise ValueError(f"delassus must be one (3m, 3m) matrix; got shape {delassus.shape}")
     m = velocity.shape[0] // 3
-    offset = jnp.zeros(m) if gap_rate is None else jnp.broadcast_to(jnp.asarray(gap_rate, float), (m,))
-    return block_gauss_seidel(delassus, velocity, jnp.broadcast_to(friction, (m,)), offset, sweeps)
+    friction = per_contact("friction", friction, m)
+    offset = jnp.zeros(m) if gap_rate is None else per_contact("gap_rate", check_range("gap_rate", gap_rate), m)
+    return block_gauss_seidel(delassus, velocity, jnp.broadcast_to(friction, (m,)), jnp.broadcast_to(offset, (m,)),
+                              sweeps)
 
 
 def block_gauss_seidel(delassus, velocity, friction, offset, sweeps):

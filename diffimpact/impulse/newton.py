@@ -22,7 +22,7 @@ between compression and the end of the impact.
 import jax.numpy as jnp
 
 from diffimpact._validation import refuse_where
-from diffimpact.impulse._problem import Impact, check_problem, sliding_directions, solve_lcp
+from diffimpact.impulse._problem import Impact, check_problem, per_contact, sliding_directions, solve_lcp
 
 
 def _directions(velocity, friction, contacts, dimension):
@@ -54,7 +54,9 @@ def check(delassus, velocity, friction, restitution, dimension):
     if velocity.ndim != 1 or velocity.shape[0] % dimension or not 0 < velocity.shape[0] <= 12 * dimension:
         raise ValueError(f"velocity must have shape ({dimension}m,) for 1 ≤ m ≤ 12 contacts of dimension "
                          f"{dimension}; got {velocity.shape}")
-    return (*check_problem(delassus, velocity, friction, restitution, sizes=(velocity.shape[0],)), dimension)
+    W, u, mu, e = check_problem(delassus, velocity, friction, restitution, sizes=(velocity.shape[0],))
+    contacts = velocity.shape[0] // dimension
+    return W, u, per_contact("friction", mu, contacts), per_contact("restitution", e, contacts), dimension
 
 
 def impact(delassus, velocity, restitution, friction=0.0, *, dimension=None):

@@ -132,7 +132,7 @@ import numpy as np
 
 from diffimpact._validation import check_count, check_range
 from diffimpact.contact._math import safe_norm
-from diffimpact.impulse._problem import Impact, refuse_where
+from diffimpact.impulse._problem import Impact, per_contact, refuse_where
 
 #: Normal states of a point in an interval (``PlusImpact.normal_state``).
 OBSERVING, COMPRESSING, INACTIVE, EXPANDING = 0, 1, 2, 3
@@ -466,9 +466,7 @@ def impact(delassus, velocity, restitution, friction=0.0, *, capture_velocity=0.
     mu = check_range("friction", friction, 0.0)
     e = check_range("restitution", restitution, 0.0, 1.0)
     m = u.shape[0] // 3
-    for name, value in (("friction", mu), ("restitution", e)):
-        if jnp.ndim(value) > 1 or jnp.size(value) not in (1, m):
-            raise ValueError(f"{name} must be a scalar or have shape ({m},); got shape {jnp.shape(value)}")
+    mu, e = per_contact("friction", mu, m), per_contact("restitution", e, m)
     capture_velocity = check_range("capture_velocity", capture_velocity, 0.0)
     plastic_velocity = check_range("plastic_velocity", plastic_velocity, 0.0)
     plastic_velocity = refuse_where(plastic_velocity, capture_velocity > plastic_velocity,

@@ -47,7 +47,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_positive
+from diffimpact._validation import check_positive, check_real
 from diffimpact.contact._math import dot
 
 PLANAR_SIZE, SPATIAL_SIZE = 3, 7
@@ -298,8 +298,8 @@ class PlanarBody(Body):
 
     def __init__(self, mass, inertia, name="body"):
         self.name = name
-        self.mass = check_positive(f"{name}.mass", mass)
-        self.inertia = check_positive(f"{name}.inertia", inertia)
+        self.mass = check_positive(f"{name}.mass", mass, shape=())
+        self.inertia = check_positive(f"{name}.inertia", inertia, shape=())
 
     def mass_matrix(self, q):
         """diag(m, m, J): planar form of [Gismeros Moreno 2022], eq. (2.14)."""
@@ -346,7 +346,7 @@ def _check_inertia(name, inertia):
             matrix, bad, f"{name} must be a symmetric positive definite 3×3 inertia tensor "
             "whose principal moments satisfy the triangle inequality"
         )
-    array = np.asarray(inertia, dtype=float)
+    array = np.asarray(check_real(name, inertia), dtype=float)
     if array.shape == (3,):
         array = np.diag(array)
     if array.shape != (3, 3):
@@ -391,7 +391,7 @@ class SpatialBody(Body):
 
     def __init__(self, mass, inertia, name="body"):
         self.name = name
-        self.mass = check_positive(f"{name}.mass", mass)
+        self.mass = check_positive(f"{name}.mass", mass, shape=())
         self.inertia = _check_inertia(f"{name}.inertia", inertia)
 
     def mass_matrix(self, q):

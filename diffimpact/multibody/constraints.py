@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import unit_vector
+from diffimpact._validation import check_range, unit_vector
 
 from diffimpact.multibody.bodies import PLANAR_SIZE, SPATIAL_SIZE, euler_g, global_direction, global_point
 
@@ -58,11 +58,8 @@ class Ground(Constraint):
 
     def __init__(self, body, pose=(0.0, 0.0, 0.0)):
         self.body = body
-        pose = jnp.asarray(pose, dtype=float)
-        if pose.shape not in ((PLANAR_SIZE,), (SPATIAL_SIZE,)):
-            raise ValueError(
-                f"pose must be (x, y, φ) or (x, y, z, e0, e1, e2, e3); got shape {pose.shape}"
-            )
+        pose = check_range("pose", pose, shape=[(PLANAR_SIZE,), (SPATIAL_SIZE,)],
+                           hint=": (x, y, φ) or (x, y, z, e0, e1, e2, e3)")
         if pose.shape == (SPATIAL_SIZE,):
             pose = pose.at[3:].divide(jnp.linalg.norm(pose[3:]))
         self.pose = pose
@@ -145,10 +142,7 @@ class _CoincidentPoints(Constraint):
 
 
 def _vector(name, value, dimension):
-    value = jnp.asarray(value, dtype=float)
-    if value.shape != (dimension,):
-        raise ValueError(f"{name} must have {dimension} components; got shape {value.shape}")
-    return value
+    return check_range(name, value, shape=(dimension,))
 
 
 class RevolutePlanar(_CoincidentPoints):

@@ -173,6 +173,18 @@ def _batch(tree):
     return jax.tree.map(lambda x: jnp.asarray(x)[None], tree)
 
 
+def _refuse_self_contacts(body_i, body_j):
+    """A ``ValueError`` where a contact's two bodies are one (−1 for the ground: the ground with itself)."""
+    if not is_concrete(body_i, body_j):
+        return
+    same = np.flatnonzero(np.atleast_1d(np.asarray(body_i) == np.asarray(body_j)))
+    if same.size:
+        body = int(np.atleast_1d(np.asarray(body_j))[same[0]])
+        what = "the ground" if body < 0 else f"body {body}"
+        raise ValueError(f"a contact must be between two bodies; contact {int(same[0])} has {what} as both "
+                         f"body_i and body_j (a contact of a body with itself)")
+
+
 class Contact(Force):
     """A family of compliant (or instantaneous) contacts of one kind; see the module docstring.
 
@@ -257,6 +269,7 @@ class Contact(Force):
             )
         if friction is not None and not isinstance(friction, FrictionLaw):
             raise TypeError(f"friction must be a FrictionLaw or None; got {type(friction).__name__}")
+        _refuse_self_contacts(geometry.body_i, geometry.body_j)
         self.geometry, self.law, self.friction = _batch(geometry), _batch(law), _batch(friction)
         self.active_law = _batch(active_law)
         self.engaged = jnp.asarray([-1.0])
@@ -309,6 +322,7 @@ class Contact(Force):
         if body_i.shape != body_j.shape or not body_j.size or body_j.size % self.count:
             raise ValueError(f"body_i and body_j must have the same length, a positive multiple of the family's "
                              f"{self.count} contacts; got {body_i.size} and {body_j.size}")
+        _refuse_self_contacts(body_i, body_j)
         repeats = body_j.size // self.count
         tiled = jax.tree.map(lambda x: jnp.tile(x, (repeats,) + (1,) * (jnp.ndim(x) - 1)), self)
         return eqx.tree_at(lambda c: (c.geometry.body_i, c.geometry.body_j), tiled,

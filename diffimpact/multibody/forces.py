@@ -55,7 +55,7 @@ class Gravity(Force):
     g: jnp.ndarray
 
     def __init__(self, g=(0.0, -9.81)):
-        self.g = jnp.asarray(g, dtype=float)
+        self.g = check_range("g", g, shape=[(2,), (3,)])
 
     def potential_energy(self, bodies, q):
         return -sum(body.mass * self.g @ body.centre_of_mass(qi) for body, qi in zip(bodies, q))
@@ -90,12 +90,12 @@ class SpringDamper(Force):
 
     def __init__(self, body_i, point_i, body_j, point_j, stiffness, damping, free_length):
         self.body_i = body_i
-        self.point_i = jnp.asarray(point_i, dtype=float)
+        self.point_i = check_range("point_i", point_i, shape=[(2,), (3,)])
         self.body_j = body_j
-        self.point_j = jnp.asarray(point_j, dtype=float)
-        self.stiffness = check_range("stiffness", stiffness, 0.0)
-        self.damping = check_range("damping", damping, 0.0)
-        self.free_length = check_range("free_length", free_length, 0.0)
+        self.point_j = check_range("point_j", point_j, shape=[(2,), (3,)])
+        self.stiffness = check_range("stiffness", stiffness, 0.0, shape=())
+        self.damping = check_range("damping", damping, 0.0, shape=())
+        self.free_length = check_range("free_length", free_length, 0.0, shape=())
 
     def length(self, q):
         """Distance ℓ between the two attachment points (m)."""
@@ -139,7 +139,7 @@ class JointDamping(Force):
     def __init__(self, body_i, body_j, coefficient):
         self.body_i = body_i
         self.body_j = body_j
-        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.coefficient = check_range("coefficient", coefficient, 0.0, shape=())
 
     def relative_angle(self, q):
         return _angle(q, self.body_j) - _angle(q, self.body_i)
@@ -171,8 +171,8 @@ class AppliedTorque(Force):
 
     def __init__(self, body, amplitude, frequency, axis=None):
         self.body = body
-        self.amplitude = jnp.asarray(amplitude, dtype=float)
-        self.frequency = jnp.asarray(frequency, dtype=float)
+        self.amplitude = check_range("amplitude", amplitude, shape=())
+        self.frequency = check_range("frequency", frequency, 0.0, shape=())
         if axis is None:
             self.axis = None
         else:

@@ -131,8 +131,8 @@ class Baumgarte(Formulation):
     beta: jnp.ndarray
 
     def __init__(self, alpha=5.0, beta=5.0):
-        self.alpha = check_range("alpha", alpha, 0.0)
-        self.beta = check_range("beta", beta, 0.0)
+        self.alpha = check_range("alpha", alpha, 0.0, shape=())
+        self.beta = check_range("beta", beta, 0.0, shape=())
 
     def acceleration(self, model, q, v, t):
         rhs = (
@@ -180,10 +180,10 @@ class AugmentedLagrangian(Formulation):
         tolerance=1e-10,
         max_iterations=10,
     ):
-        self.penalty = check_positive("penalty", penalty)
-        self.damping_ratio = check_range("damping_ratio", damping_ratio, 0.0)
-        self.natural_frequency = check_range("natural_frequency", natural_frequency, 0.0)
-        self.tolerance = check_positive("tolerance", tolerance)
+        self.penalty = check_positive("penalty", penalty, shape=())
+        self.damping_ratio = check_range("damping_ratio", damping_ratio, 0.0, shape=())
+        self.natural_frequency = check_range("natural_frequency", natural_frequency, 0.0, shape=())
+        self.tolerance = check_positive("tolerance", tolerance, shape=())
         if int(max_iterations) < 1:
             raise ValueError(f"max_iterations must be >= 1; got {max_iterations}")
         self.max_iterations = int(max_iterations)

@@ -39,9 +39,9 @@ def _centre(pose, centre):
     return position(pose) if centre is None else point_position(pose, centre)
 
 
-def _optional_point(centre):
-    """A body-fixed centre as a float array, ``None`` (the centre of mass) kept: a static choice."""
-    return None if centre is None else jnp.asarray(centre, dtype=float)
+def _optional_point(name, centre):
+    """A body-fixed centre as a float array, finite, ``None`` (the centre of mass) kept: a static choice."""
+    return None if centre is None else check_range(name, centre)
 
 
 class Geometry(eqx.Module):
@@ -70,6 +70,12 @@ class Geometry(eqx.Module):
     @abc.abstractmethod
     def point(self, pose_i, pose_j):
         """Contact point P (m)."""
+
+    @property
+    def radius_scale(self):
+        """The length an overlap is measured against (m): the radius of the circle or sphere in contact (0 for a
+        point); the smaller of two."""
+        return self.radius
 
     def removal(self, pose_i, pose_j):
         """A function that crosses zero downwards where the contact leaves the scene for good, or ``None``.
@@ -115,11 +121,11 @@ class CirclePlane(Geometry):
 
     def __init__(self, body_i, plane_point, plane_normal, body_j, centre=None, radius=0.0):
         self.body_i = _body_index("body_i", body_i)
-        self.plane_point = jnp.asarray(plane_point, dtype=float)
+        self.plane_point = check_range("plane_point", plane_point)
         self.plane_normal = unit_vector("plane_normal", plane_normal)
         self.body_j = _body_index("body_j", body_j)
-        self.centre = _optional_point(centre)
-        self.radius = check_range("radius", radius, 0.0)
+        self.centre = _optional_point("centre", centre)
+        self.radius = check_range("radius", radius, 0.0, shape=())
         _same_dimension(plane_point=self.plane_point, plane_normal=self.plane_normal, centre=self.centre)
 
     def normal(self, pose_i, pose_j):
@@ -165,11 +171,15 @@ class CircleCircle(Geometry):
 
     def __init__(self, body_i, centre_i, radius_i, body_j, centre_j, radius_j):
         self.body_i, self.body_j = _body_index("body_i", body_i), _body_index("body_j", body_j)
-        self.centre_i, self.centre_j = _optional_point(centre_i), _optional_point(centre_j)
-        self.radius_i = check_range("radius_i", radius_i, 0.0)
-        self.radius_j = check_range("radius_j", radius_j, 0.0)
+        self.centre_i, self.centre_j = _optional_point("centre_i", centre_i), _optional_point("centre_j", centre_j)
+        self.radius_i = check_range("radius_i", radius_i, 0.0, shape=())
+        self.radius_j = check_range("radius_j", radius_j, 0.0, shape=())
         if centre_i is not None or centre_j is not None:
             _same_dimension(centre_i=self.centre_i, centre_j=self.centre_j)
+
+    @property
+    def radius_scale(self):
+        return jnp.minimum(self.radius_i, self.radius_j)
 
     def _axis(self, pose_i, pose_j):
         return _centre(pose_j, self.centre_j) - _centre(pose_i, self.centre_i)
@@ -234,20 +244,20 @@ class HoledPlane(Geometry):
 
     def __init__(self, height, bounds, holes, hole_radii, body_j, radius, centre=None):
         self.body_i, self.body_j = _body_index("body_i", None), _body_index("body_j", body_j)
-        self.height = check_range("height", height)
-        self.bounds = jnp.asarray(bounds, dtype=float)
+        self.height = check_range("height", height, shape=())
+        self.bounds = check_range("bounds", bounds)
         if self.bounds.shape != (2, 2):
             raise ValueError(f"bounds must be ((x_min, y_min), (x_max, y_max)); got shape {self.bounds.shape}")
         self.bounds = check_positive("bounds' extent (x_max − x_min, y_max − y_min)", self.bounds[1] - self.bounds[0],
                                      carrier=self.bounds)
-        self.holes = jnp.asarray(holes, dtype=float)
+        self.holes = check_range("holes", holes)
         if self.holes.ndim != 2 or self.holes.shape[0] < 1 or self.holes.shape[1] != 2:
             raise ValueError(f"holes must have shape (k, 2) with k >= 1; got {self.holes.shape}")
         self.hole_radii = check_positive("hole_radii", hole_radii)
         if self.hole_radii.shape != (self.holes.shape[0],):
             raise ValueError(f"hole_radii must have shape ({self.holes.shape[0]},); got {self.hole_radii.shape}")
-        self.radius = check_positive("radius", radius)
-        self.centre = _optional_point(centre)
+        self.radius = check_positive("radius", radius, shape=())
+        self.centre = _optional_point("centre", centre)
         if self.centre is not None and self.centre.shape != (3,):
             raise ValueError(f"HoledPlane is spatial: centre must have 3 components; got shape {self.centre.shape}")
 
@@ -333,15 +343,15 @@ class SphereFace(Geometry):
 
     def __init__(self, body_i, face_centre, face_normal, face_axis, half_lengths, body_j, centre=None, radius=0.0):
         self.body_i, self.body_j = _body_index("body_i", body_i), _body_index("body_j", body_j)
-        self.face_centre = jnp.asarray(face_centre, dtype=float)
+        self.face_centre = check_range("face_centre", face_centre)
         self.face_normal = unit_vector("face_normal", face_normal)
-        axis = jnp.asarray(face_axis, dtype=float)
+        axis = check_range("face_axis", face_axis)
         self.face_axis = unit_vector("face_axis (in the face plane)", axis - (axis @ self.face_normal) * self.face_normal)
         self.half_lengths = check_range("half_lengths", half_lengths, 0.0, low_open=True)
         if self.half_lengths.shape != (2,):
             raise ValueError(f"half_lengths must be (a, b); got shape {self.half_lengths.shape}")
-        self.centre = _optional_point(centre)
-        self.radius = check_range("radius", radius, 0.0)
+        self.centre = _optional_point("centre", centre)
+        self.radius = check_range("radius", radius, 0.0, shape=())
         _same_dimension(
             face_centre=self.face_centre, face_normal=self.face_normal, face_axis=self.face_axis, centre=self.centre
         )
@@ -428,14 +438,14 @@ class Cushion(Geometry):
 
     def __init__(self, vertices, body_j, radius, nose_height=None, centre=None):
         self.body_i, self.body_j = _body_index("body_i", None), _body_index("body_j", body_j)
-        self.vertices = jnp.asarray(vertices, dtype=float)
+        self.vertices = check_range("vertices", vertices)
         if self.vertices.ndim != 2 or self.vertices.shape[0] < 2 or self.vertices.shape[1] != 2:
             raise ValueError(f"vertices must have shape (k + 1, 2) with k >= 1 segments; got {self.vertices.shape}")
         self.vertices = check_positive("length of every cushion segment",
                                        jnp.linalg.norm(jnp.diff(self.vertices, axis=0), axis=1), carrier=self.vertices)
-        self.radius = check_positive("radius", radius)
-        self.nose_height = None if nose_height is None else check_positive("nose_height", nose_height)
-        self.centre = _optional_point(centre)
+        self.radius = check_positive("radius", radius, shape=())
+        self.nose_height = None if nose_height is None else check_positive("nose_height", nose_height, shape=())
+        self.centre = _optional_point("centre", centre)
         if self.centre is not None and self.centre.shape != (3,):
             raise ValueError(f"Cushion is spatial: centre must have 3 components; got shape {self.centre.shape}")
 

@@ -69,6 +69,8 @@ restitution): each bounce costs events, and a run that needs more than
 ``max_events`` stops with an error.
 """
 
+import warnings
+
 import diffrax as dfx
 import equinox as eqx
 import jax
@@ -191,8 +193,9 @@ def _constraint_residuals(model, q, v, t):
 
 
 def project_initial_state(model, state, iterations=10):
-    """Correct ``state`` onto Φ = 0, Φ̇ = 0 by the direct-correction projection (eqs. (2.24)–(2.29))."""
-    q, v = project(model, state.q, state.v, state.t, iterations)
+    """Correct ``state`` onto Φ = 0, Φ̇ = 0 by the direct-correction projection (eqs. (2.24)–(2.29)), with
+    ``iterations`` (an int ≥ 1) Gauss–Newton steps on the positions."""
+    q, v = project(model, state.q, state.v, state.t, check_count("iterations", iterations, 1))
     return State(q, v, state.t)
 
 
@@ -228,7 +231,7 @@ def simulate(
     model : ``Model``.
     state0 : ``State`` consistent with the constraints (see
         ``project_initial_state``).
-    save_times : increasing times (s); the integration runs from ``state0.t``
+    save_times : increasing times (s), none before ``state0.t``; the integration runs from ``state0.t``
         to the last one. They may be passed to a ``jax.jit`` of yours or
         closed over by it: the same program runs either way (an
         optimisation barrier hides constant ones from XLA, which otherwise
@@ -244,7 +247,8 @@ def simulate(
         ``KenCarp5()``, ``Sil3()``) integrates the contacts' friction
         implicitly and the rest explicitly (see the module docstring); only
         for models with ``Contact``s with friction.
-    rtol, atol : tolerances of the PID step-size controller.
+    rtol, atol : tolerances of the PID step-size controller, rtol in (0, 1), atol > 0 (a step is accepted where
+        its error estimate is within atol + rtol |y|).
     dt : ``None`` (default) for adaptive steps; a step size (s, > 0) for
         fixed steps of that size (``diffrax.ConstantStepSize``; rtol and atol
         are then unused). Fixed steps take (t_end − t0)/dt steps: raise
@@ -275,7 +279,7 @@ def simulate(
         the turning points of open contacts' gaps (where the bodies stop
         receding or approaching); more raise an error at run time. Only for
         models with ``Contact``s.
-    event_tol : rtol and atol of the bisection on the event times (s): the events are located
+    event_tol : rtol and atol of the bisection on the event times (s), in (0, 1): the events are located
         to within atol + rtol |t|.
     rest_speed : v_r (m/s, > 0): the turning points of an open gap are where
         its rate ġ passes −v_r (starting to approach) and +v_r (starting to
@@ -366,6 +370,7 @@ def simulate(
             f"state0.q and state0.v must have shape ({model.size},); "
             f"got {state0.q.shape} and {state0.v.shape}"
         )
+    state0 = State(*(check_range(f"state0.{name}", getattr(state0, name)) for name in ("q", "v", "t")))
     state0 = check_initial_state(model, state0, constraint_tolerance)
     if solver is None:
         solver = dfx.Tsit5()
@@ -375,12 +380,14 @@ def simulate(
         adjoint = dfx.RecursiveCheckpointAdjoint()
     elif not isinstance(adjoint, dfx.AbstractAdjoint):
         raise TypeError(f"adjoint must be a diffrax adjoint, e.g. diffrax.ForwardMode(); got {adjoint!r}")
-    save_times = _check_save_times(save_times)
+    save_times = _check_save_times(save_times, state0.t)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"max_steps must be an int >= 1; got {max_steps!r}")
     max_closed = _check_sizes(max_closed)
     if dt is None:
-        rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
+        rtol = check_range("rtol", rtol, 0.0, 1.0, low_open=True, high_open=True,
+                           hint=" (relative tolerance of each step's error; at 1 or more the steps are not controlled)")
+        atol = check_positive("atol", atol)
         dtmax = None if max_step is None else jnp.asarray(check_positive("max_step", max_step), dtype=float)
         controller, dt0 = dfx.PIDController(rtol=rtol, atol=atol, dtmax=dtmax, norm=ERROR_NORM), None
         controller = _tangent_errors(controller, adjoint, tangent_errors)
@@ -400,6 +407,7 @@ def simulate(
     if not isinstance(max_events, int) or max_events < 0:
         raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
     _check_impact_laws_open(model, state0)
+    _warn_deep_overlaps(model, state0)
     if near_distance is not None:
         if dt is not None:
             raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
@@ -418,7 +426,8 @@ def simulate(
         adjoint = dfx.RecursiveCheckpointAdjoint(checkpoints=SEGMENT_CHECKPOINTS)
     return _simulate_events(
         model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress, adjoint, max_events,
-        jnp.asarray(event_tol, dtype=float), jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
+        check_range("event_tol", event_tol, 0.0, 1.0, low_open=True, high_open=True),
+        jnp.asarray(check_positive("rest_speed", rest_speed), dtype=float),
         near_distance, bool(contact_history), friction_steps, contact_steps, max_closed, _tunables(),
     )
 
@@ -486,14 +495,18 @@ def _meter(progress, start, end, t0, t1):
     return _progress.RunProgress(start, end, t0, t1) if progress else dfx.NoProgressMeter()
 
 
-def _check_save_times(save_times):
-    """``save_times`` as a float array after checking: 1-D, at least one time, finite, non-decreasing."""
+def _check_save_times(save_times, t0):
+    """``save_times`` as a float array after checking: 1-D, at least one time, finite, non-decreasing, none
+    before the start ``t0`` (the run goes forward from it)."""
     save_times = jnp.asarray(save_times, dtype=float)
     if save_times.ndim != 1 or save_times.size == 0:
         raise ValueError(f"save_times must be a 1-D array of at least one time (s); got shape {save_times.shape}")
     save_times = check_range("save_times", save_times)
-    return refuse_where(save_times, jnp.diff(save_times) < 0, "save_times must be non-decreasing",
-                        lambda: np.asarray(save_times))
+    save_times = refuse_where(save_times, jnp.diff(save_times) < 0, "save_times must be non-decreasing",
+                              lambda: np.asarray(save_times))
+    return refuse_where(save_times, save_times[0] < t0,
+                        "save_times must not start before state0.t (the run goes forward from state0.t)",
+                        lambda: f"save_times[0] = {float(save_times[0])!r} s, state0.t = {float(t0)!r} s")
 
 
 def _trajectory(model, save_times, q, v, steps, segments, events=None, contact_history=None, removed=None):
@@ -556,6 +569,43 @@ def _check_impact_laws_open(model, state):
                 f"{type(contact.law).__name__}), whose law is set at contact onset; start the simulation "
                 "before the contact"
             )
+
+
+OVERLAP_WARNING = 0.01
+
+
+def _warn_deep_overlaps(model, state):
+    """A warning for each contact family with a member that starts overlapping by more than ``OVERLAP_WARNING``
+    of its geometry's radius (``Geometry.radius_scale``; a resting ball's sink under its weight is some 1e-4 of
+    it): its law then pushes the bodies apart from that depth, with the energy stored there."""
+    if not is_concrete(model, state):
+        return
+    for k, depths in zip(_contact_indices(model), _relative_overlaps(model, state.q)):
+        deep = np.flatnonzero(depths > OVERLAP_WARNING)
+        if deep.size:
+            m = int(deep[np.argmax(depths[deep])])
+            geometry = model.forces[k].member(m).geometry
+            warnings.warn(
+                f"state0 starts deeply overlapping at model.forces[{k}] (contact {m} of the family, bodies "
+                f"{_body_name(geometry.body_i)} and {_body_name(geometry.body_j)}): penetration "
+                f"{depths[m] * float(geometry.radius_scale[0]):.4g} m, {100 * depths[m]:.3g} % of the radius; its "
+                "law pushes the bodies apart from that depth (start the bodies apart, or touching)", stacklevel=3)
+
+
+def _body_name(index):
+    return "ground" if int(index[0]) < 0 else str(int(index[0]))
+
+
+@_concrete
+def _relative_overlaps(model, q):
+    """Each contact family's penetrations at ``q`` over their geometries' ``radius_scale`` (0 where that is 0)."""
+    poses = model.split(q)
+    ratios = []
+    for k in _contact_indices(model):
+        contact = model.forces[k]
+        scale = contact.geometry.radius_scale
+        ratios.append(jnp.where(scale > 0, contact.penetration(poses) / jnp.where(scale > 0, scale, 1.0), 0.0))
+    return tuple(ratios)
 
 
 @_concrete

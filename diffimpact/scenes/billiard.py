@@ -92,7 +92,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_positive, check_range, refuse_where
+from diffimpact._validation import check_positive, check_range, check_real, is_concrete, refuse_where
 from diffimpact.contact import (
     Alciatore,
     Ambrosio,
@@ -158,6 +158,14 @@ class Parameters(eqx.Module):
     corner_shelf: float = 0.04445  # 1 3/4 in, mouth line to the slate's drop (BCA: 1 5/8–1 7/8 in)
     side_shelf: float = 0.0047625  # 3/16 in (BCA: 0–3/8 in)
 
+    def __check_init__(self):
+        """Every field in its range (``PARAMETER_RANGES``), refused under its own name when built with concrete
+        values (a traced field, built inside a transformation, is the caller's to keep in range)."""
+        for name, (low, high, low_open, high_open) in PARAMETER_RANGES.items():
+            value = getattr(self, name)
+            if is_concrete(value):
+                check_range(name, value, low, high, low_open=low_open, high_open=high_open, shape=())
+
     def cloth_stiffness(self):
         """K of eq. (3.6), ball on cloth (N/m^1.5)."""
         return sphere_plane_stiffness(
@@ -188,6 +196,20 @@ class Parameters(eqx.Module):
         """Mathavan et al.'s cushion nose height h = 7R/5 above the cloth (m)."""
         return NOSE_HEIGHT_RATIO * self.radius
 
+
+_POSITIVE, _NON_NEGATIVE, _ANY = (0.0, np.inf, True, True), (0.0, np.inf, False, True), (-np.inf, np.inf, True, True)
+_POISSON, _RESTITUTION = (-1.0, 0.5, True, False), (0.0, 1.0, True, False)
+#: Each field of ``Parameters`` and its allowed interval (low, high, low open, high open).
+PARAMETER_RANGES = {
+    "radius": _POSITIVE, "mass": _POSITIVE, "inertia": _POSITIVE, "speed": _POSITIVE, "cue_x": _ANY,
+    "rack_x": _ANY, "spacing": _NON_NEGATIVE, "gravity": _POSITIVE, "ball_modulus": _POSITIVE,
+    "ball_poisson": _POISSON, "cloth_modulus": _POSITIVE, "cloth_poisson": _POISSON, "cushion_modulus": _POSITIVE,
+    "cushion_poisson": _POISSON, "ball_restitution": _RESTITUTION, "cloth_friction": _NON_NEGATIVE,
+    "cloth_damping_ratio": _NON_NEGATIVE, "cushion_restitution": _RESTITUTION, "cushion_friction": _NON_NEGATIVE,
+    "table_length": _POSITIVE, "table_width": _POSITIVE, "corner_mouth": _POSITIVE, "side_mouth": _POSITIVE,
+    "corner_cut_angle": (90.0, 180.0, False, True), "side_cut_angle": (90.0, 180.0, False, True),
+    "cushion_width": _POSITIVE, "corner_shelf": _NON_NEGATIVE, "side_shelf": _NON_NEGATIVE,
+}
 
 #: Modulus of a snooker table's bed, cloth on slate (Pa), assumed: the cushion at 7R/5 presses the ball into
 #: the bed with 2/5 of its force, and on Gismeros Moreno et al.'s soft cloth (10 MPa) the ball would sink into it and the
@@ -300,20 +322,33 @@ def rolling_spin(p, velocity):
 def ball_state(p, centres, velocities, spins=None):
     """Coordinates and velocities (q, v) of balls resting on the cloth at ``centres`` (x, y) (m).
 
-    ``velocities``: (ṙ_x, ṙ_y) per ball (m/s); ``spins``: angular velocity ω
-    per ball (rad/s, global axes; default none). Orientations start at
-    (1, 0, 0, 0), so ṗ = ½ Eᵀ ω (``euler_rates``).
+    ``velocities``: (ṙ_x, ṙ_y) per ball (m/s), a row for each of the n
+    centres (n, 2); ``spins``: angular velocity ω per ball (rad/s, global
+    axes), (n, 3), or ``None`` (default) for none. One ball's rows may be
+    given as vectors. Orientations start at (1, 0, 0, 0), so ṗ = ½ Eᵀ ω
+    (``euler_rates``).
     """
-    centres, velocities = jnp.atleast_2d(jnp.asarray(centres, dtype=float)), jnp.asarray(velocities, dtype=float)
-    velocities = jnp.broadcast_to(jnp.atleast_2d(velocities), centres.shape)
-    spins = jnp.zeros(3) if spins is None else jnp.asarray(spins, dtype=float)
-    spins = jnp.broadcast_to(jnp.atleast_2d(spins), (len(centres), 3))
+    centres = jnp.atleast_2d(jnp.asarray(check_real("centres", centres), dtype=float))
+    if centres.ndim != 2 or centres.shape[1] != 2:
+        raise ValueError(f"centres must have shape (n, 2), a row (x, y) per ball; got shape {np.shape(centres)}")
+    count = len(centres)
+    velocities = _rows("velocities", velocities, count, 2, "(ṙ_x, ṙ_y) (m/s)")
+    spins = jnp.zeros((count, 3)) if spins is None else _rows("spins", spins, count, 3, "ω (rad/s)")
     unit = jnp.array([1.0, 0.0, 0.0, 0.0])
     height = jnp.full((len(centres), 1), p.resting_height())
     q = jnp.concatenate([centres, height, jnp.tile(unit, (len(centres), 1))], axis=1)
     rates = jnp.stack([euler_rates(unit, w) for w in spins])
     v = jnp.concatenate([velocities, jnp.zeros((len(centres), 1)), rates], axis=1)
     return q.ravel(), v.ravel()
+
+
+def _rows(name, value, count, width, what):
+    """``value`` as a (``count``, ``width``) float array: a row ``what`` per ball, none broadcast to others."""
+    rows = jnp.atleast_2d(jnp.asarray(check_real(name, value), dtype=float))
+    if rows.shape != (count, width):
+        raise ValueError(f"{name} must have shape ({count}, {width}), a row {what} for each of the {count} balls; "
+                         f"got shape {np.shape(value)}")
+    return rows
 
 
 def cushion_model(p, nose_height=None):
@@ -881,12 +916,24 @@ def _table_checks(p, q, v, nose_height):
     return dict(
         centre_finite=jnp.all(jnp.isfinite(xy), axis=1),
         motion_finite=jnp.all(jnp.isfinite(rates), axis=1),
+        too_fast=jnp.linalg.norm(rates[:, :3], axis=1) > max_speed(p),
         off=jnp.any((xy <= rails[0]) | (xy >= rails[1]), axis=1),
         depth=pocket_depth(p, xy),
         cushion=jax.vmap(lambda pose: noses.penetration((pose,)))(poses),
         inside=_inside_cushions(p, xy),
         pair=jax.vmap(lambda a, b: pair.penetration((a, b))[0])(poses[i], poses[j]),
     )
+
+
+def max_speed(p):
+    """The fastest a ball may start on the table (m/s): the speed v at which it would sink by its radius R into a
+    cushion met head-on, or into another ball, whichever is slower, from Hertz's peak penetration
+    δ_max = (5 m* v²/(4 K))^(2/5) of a sphere of effective mass m* meeting a contact of stiffness K (Johnson 1985,
+    §11.4): v = √(4 K R^(5/2)/(5 m*)), m* = m against a cushion, m/2 against a ball at rest. Faster, the laws
+    cannot stop it within the ball and it passes through (31 m/s on ``Parameters``' rubber, against the break's
+    10.7 m/s; Hertz holds only for penetrations small against R)."""
+    reach = 4 * p.radius**2.5 / 5
+    return jnp.sqrt(reach * jnp.minimum(p.cushion_stiffness() / p.mass, p.ball_stiffness() / (p.mass / 2)))
 
 
 def _noses(p, nose_height):
@@ -906,7 +953,8 @@ def table_state(p, centres, velocities, spins=None, nose_height=None):
     ``velocities`` and ``spins`` as in ``ball_state``; ``nose_height`` as in
     ``table_model`` (the cushions the balls are checked against). Every ball
     rests on the cloth at its static deflection, so none can start off it.
-    Refused: a centre, velocity or spin that is not finite; a centre on or
+    Refused: a centre, velocity or spin that is not finite; a speed beyond
+    ``max_speed``; a centre on or
     beyond the rails (off the table, where ``table_cloth`` ends); a centre
     over a pocket's hole or on its edge (``pocket_depth`` ≥ 0); a ball
     overlapping a cushion (the ``cushion`` contact's penetration), or with its
@@ -947,6 +995,12 @@ def table_state(p, centres, velocities, spins=None, nose_height=None):
     start = refuse_where(start, bad, "every ball's velocity and spin must be finite", _first(
         bad, lambda k: f"{names[k]} moving at {_point(rates[k])} m/s, spinning at "
                        f"{np.asarray(angular_velocity(poses[k], rates[k])).tolist()} rad/s"))
+    bad = checks["too_fast"]
+    start = refuse_where(start, bad, "every ball's speed must be at most billiard.max_speed, at which its Hertz "
+                         "contact with a cushion would sink it by its radius (beyond that the contact laws cannot "
+                         "stop it)", _first(
+        bad, lambda k: f"{names[k]} moving at {float(np.linalg.norm(rates[k, :3])):.6g} m/s, max_speed "
+                       f"{float(max_speed(p)):.4g} m/s"))
     bad = checks["off"]
     start = refuse_where(start, bad, "every ball must be on the table, its centre inside the rails", _first(
         bad, lambda k: f"{at(k)}, the rails at |x| = {float(_rails(p)[1, 0]):.6g} m, "
@@ -955,13 +1009,14 @@ def table_state(p, centres, velocities, spins=None, nose_height=None):
     bad = depth >= 0
     start = refuse_where(start, bad, "no ball may start with its centre over a pocket's hole", _first(
         bad, lambda k, j: f"{at(k)}, {float(depth[k, j]):.3g} m inside the edge of the {POCKETS[j]} pocket"))
+    # a centre inside the rubber first: its ball also overlaps the nose, but is not in front of it
+    bad = checks["inside"]
+    start = refuse_where(start, bad, "no ball may start inside a cushion", _first(
+        bad, lambda k, c: f"{at(k)}, inside the {CUSHIONS[c]} cushion"))
     into_cushion = checks["cushion"]
     bad = into_cushion > TOUCHING
     start = refuse_where(start, bad, "no ball may overlap a cushion (touching is allowed)", _first(
         bad, lambda k, c: f"{at(k)} overlapping the {CUSHIONS[c]} cushion by {float(into_cushion[k, c]):.3g} m"))
-    bad = checks["inside"]
-    start = refuse_where(start, bad, "no ball may start inside a cushion", _first(
-        bad, lambda k, c: f"{at(k)}, inside the {CUSHIONS[c]} cushion"))
     i, j = _pairs(len(names))
     into_ball = checks["pair"]
     bad = into_ball > TOUCHING
@@ -1010,14 +1065,22 @@ def ghost_ball_aim(p, cue, ball, pocket):
     the cloth), the impulse along the line of centres then sends the object
     ball at the hole. Friction throws it off that line by a few degrees
     (``diffimpact.impulse.alciatore.throw_angle``), so a cut played this way
-    can miss a narrow pocket. Raises ``ValueError`` for an unknown pocket and
-    for a cut the cue ball cannot make: G behind the object ball as seen from
-    the cue ball (a cut of 90° or more), or the cue ball on G.
+    can miss a narrow pocket. Raises ``ValueError`` for an unknown pocket, for
+    ``cue`` or ``ball`` not a finite (x, y), for the object ball on the
+    hole's centre, and for a cut the cue ball cannot make: G behind the
+    object ball as seen from the cue ball (a cut of 90° or more), or the cue
+    ball on G.
     """
     if pocket not in POCKETS:
         raise ValueError(f"pocket must be one of {', '.join(POCKETS)}; got {pocket!r}")
-    cue, ball = np.asarray(cue, dtype=float), np.asarray(ball, dtype=float)
+    cue, ball = (np.asarray(check_range(name, point), dtype=float) for name, point in (("cue", cue), ("ball", ball)))
+    for name, point in (("cue", cue), ("ball", ball)):
+        if point.shape != (2,):
+            raise ValueError(f"{name} must be a centre (x, y) (m); got shape {point.shape}")
     towards = np.asarray(pockets(p).centres[POCKETS.index(pocket)]) - ball
+    if np.linalg.norm(towards) <= 1e-9:
+        raise ValueError(f"the ball at {_point(ball)} m is on the centre of the {pocket} pocket's hole: no line "
+                         "runs from it to the pocket")
     towards /= np.linalg.norm(towards)
     ghost = ball - 2 * p.radius * towards
     path = ghost - cue

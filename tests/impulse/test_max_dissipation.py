@@ -247,6 +247,15 @@ def test_bad_input_is_refused_with_the_argument_named():
         md.single_contact(np.eye(6), np.zeros(6), 0.5)
     with pytest.raises(ValueError, match=r"must have shapes \(\.\.\., 3m, 3m\) and \(\.\.\., 3m\) for m contacts"):
         md.gauss_seidel(np.eye(4), np.zeros(4), 0.5)
+    # (no sweep at all gave zero impulses for approaching contacts)
+    for sweeps in (0, -5):
+        with pytest.raises(ValueError, match=f"sweeps must be an int >= 1, got {sweeps}"):
+            md.gauss_seidel(np.eye(6), -np.ones(6), 0.2, sweeps=sweeps)
+    with pytest.raises(ValueError, match=r"friction must be a scalar or one value per contact, shape \(2,\); got "
+                                         r"shape \(3,\)"):
+        md.gauss_seidel(np.eye(6), -np.ones(6), [0.2, 0.1, 0.3])
+    with pytest.raises(ValueError, match=r"gap_rate must be a scalar or one value per contact, shape \(2,\)"):
+        md.gauss_seidel(np.eye(6), -np.ones(6), 0.2, gap_rate=np.zeros(3))
 
 
 def test_academic_problem_reproduces_table_1_in_the_frame_as_printed():

@@ -109,6 +109,14 @@ def test_bad_input_and_jams_are_refused():
         newton.impact(np.eye(4), np.zeros(4), 0.5, dimension=3)
     with pytest.raises(ValueError, match=r"is not one contact \(2 or 3 components\); for several contacts pass"):
         newton.impact(np.eye(4), np.zeros(4), 0.5)
+    # one value per contact, or one for all (three restitutions for two contacts failed in a broadcast)
+    u = [-1.0, 0.2, 0.0, -1.0, 0.0, 0.0]
+    for model in (newton, poisson):
+        with pytest.raises(ValueError, match=r"restitution must be a scalar or one value per contact, shape \(2,\); "
+                                             r"got shape \(3,\)"):
+            model.impact(np.eye(6), u, [0.5, 0.5, 0.5], dimension=3)
+        with pytest.raises(ValueError, match=r"friction must be a scalar or one value per contact, shape \(2,\)"):
+            model.impact(np.eye(6), u, 0.5, [0.1, 0.2, 0.3], dimension=3)
     # strong coupling and a large μ at a fixed slip direction: the normal velocity falls with the impulse
     W = np.array([[1.0, 0.9], [0.9, 1.0]])
     for model in (newton, poisson):

@@ -287,7 +287,7 @@ def test_a_separating_impact_is_a_no_op_and_bad_input_is_refused():
         (dict(velocity=[-1.0, 0.0]), r"velocity must have shape \(3m,\)"),
         (dict(velocity=[-np.inf, 0.0, 0.0]), "velocity must be finite"),
         (dict(friction=-0.1), "friction must be finite and in"),
-        (dict(friction=[0.1, 0.2]), r"friction must be a scalar or have shape \(1,\)"),
+        (dict(friction=[0.1, 0.2]), r"friction must be a scalar or one value per contact, shape \(1,\)"),
         (dict(restitution=1.5), r"restitution must be finite and in \[0, 1\]"),
         (dict(capture_velocity=0.2), "capture_velocity must not exceed plastic_velocity"),
         (dict(transition_velocity=0.0), "transition_velocity must be finite and in"),

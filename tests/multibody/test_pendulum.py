@@ -171,11 +171,37 @@ def test_bad_save_times_are_named(save_times, message):
         simulate(pendulum(1.0), pendulum_state(0.1), save_times, Baumgarte())
 
 
+@pytest.mark.parametrize("t0", [1e-3, 1.0])
+def test_save_times_before_the_start_are_refused(t0):
+    """The run goes forward from state0.t: an earlier save time has no state (it came out NaN), concrete or
+    traced."""
+    start = pendulum_state(0.1)
+    with pytest.raises(ValueError, match=r"save_times must not start before state0.t.*save_times\[0\] = 0.0 s"):
+        simulate(pendulum(1.0), State(start.q, start.v, t0), jnp.linspace(0.0, 8e-3, 9), Baumgarte())
+    run = jax.jit(lambda t: simulate(pendulum(1.0), State(start.q, start.v, t), jnp.linspace(0.0, 8e-3, 9),
+                                     Baumgarte()).q)
+    with pytest.raises(Exception, match="save_times must not start before state0.t"):
+        run(t0)
+
+
+@pytest.mark.parametrize("field", ["q", "v", "t"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_state_that_is_not_finite_is_named(field, value):
+    """(It ran to max_steps and blamed that.)"""
+    start = pendulum_state(0.1)
+    parts = {"q": start.q, "v": start.v, "t": start.t}
+    parts[field] = parts[field].at[...].set(value) if field == "t" else parts[field].at[0].set(value)
+    with pytest.raises(ValueError, match=f"state0.{field} must be finite"):
+        simulate(pendulum(1.0), State(**parts), [1.0], Baumgarte())
+
+
 @pytest.mark.parametrize(
     "options, message",
     [
         (dict(rtol=-1.0), "rtol must be finite and in"),
         (dict(rtol=np.nan), "rtol must be finite and in"),
+        (dict(rtol=1.0), r"rtol must be finite and in \(0, 1\)"),
+        (dict(rtol=10.0, atol=10.0), r"rtol must be finite and in \(0, 1\)"),
         (dict(atol=0.0), "atol must be finite and in"),
         (dict(max_steps=0), "max_steps must be an int >= 1"),
         (dict(max_steps=2.5), "max_steps must be an int >= 1"),

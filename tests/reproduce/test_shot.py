@@ -48,6 +48,24 @@ def test_ghost_ball_aim_sends_the_cue_ball_to_the_point_two_radii_behind_the_obj
         billiard.ghost_ball_aim(P, cue, ball, "middle")
 
 
+@pytest.mark.parametrize("cue, ball, message", [
+    ((np.nan, 0.0), (0.9, 0.3), r"cue must be finite; got \[nan\]"),
+    ((0.0, 0.0), (np.inf, 0.3), r"ball must be finite; got \[inf\]"),
+    ((0.0, 0.0, 0.0), (0.9, 0.3), r"cue must be a centre \(x, y\) \(m\); got shape \(3,\)"),
+    ((0.0, 0.0), "0.9", "ball must be a real number"),
+])
+def test_ghost_ball_aim_refuses_centres_that_are_not_finite_points(cue, ball, message):
+    """(A NaN centre gave a NaN aim.)"""
+    with pytest.raises((ValueError, TypeError), match=message):
+        billiard.ghost_ball_aim(P, cue, ball, "foot-left")
+
+
+def test_ghost_ball_aim_refuses_a_ball_on_the_holes_centre():
+    hole = np.asarray(billiard.pockets(P).centres[billiard.POCKETS.index("foot-left")])
+    with pytest.raises(ValueError, match="is on the centre of the foot-left pocket's hole"):
+        billiard.ghost_ball_aim(P, (0.0, 0.0), hole, "foot-left")
+
+
 def test_a_shot_aimed_at_the_ghost_ball_point_pockets_the_object_ball(tmp_path, capsys):
     """The cue ball, struck without spin, slides into rolling and cuts the yellow ball 5° into the foot-left pocket:
     the yellow ball leaves the collision along the line to the hole, off it by no more than Alciatore's throw of a
@@ -143,6 +161,10 @@ def test_bad_shots_are_one_line_naming_the_problem(tmp_path, capsys):
     assert "pocket must be one of foot-left" in capsys.readouterr().err
     assert main(["shot", "--speed", "-1", "--out", str(tmp_path)]) == 2
     assert "speed must be" in capsys.readouterr().err
+    # (at 1e6 m/s the cue ball tunnelled through a ball and the foot cushion and the run exited 0)
+    assert main(["shot", "--speed", "1e6", "--duration", "0.02", "--out", str(tmp_path)]) == 2
+    assert (f"got cue moving at 1e+06 m/s, max_speed {float(billiard.max_speed(P)):.4g} m/s" in
+            capsys.readouterr().err)
     assert main(["shot", "--cloth-damping-ratio", "-0.1", "--out", str(tmp_path)]) == 2
     assert "cloth_damping_ratio must be finite and in [0, inf)" in capsys.readouterr().err
     assert main(["shot", "--sensitivity", "speed", "radius", "--out", str(tmp_path)]) == 2

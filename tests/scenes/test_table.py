@@ -250,3 +250,19 @@ def test_the_geometry_is_differentiable_in_the_pocket_sizes():
 
     # the side lip of the left-foot cushion sits at x = mouth/2
     assert float(jax.jit(jax.grad(lip_x))(P.side_mouth)) == pytest.approx(0.5, rel=1e-14)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("cloth_damping_ratio", -1.0, r"cloth_damping_ratio must be finite and in \[0, inf\); got \[-1.0\]"),
+    ("ball_restitution", 1.5, r"ball_restitution must be finite and in \(0, 1\]; got \[1.5\]"),
+    ("cloth_friction", -0.1, r"cloth_friction must be finite and in \[0, inf\); got \[-0.1\]"),
+    ("table_length", -1.0, r"table_length must be finite and in \(0, inf\); got \[-1.0\]"),
+    ("corner_cut_angle", 180.0, r"corner_cut_angle must be finite and in \[90, 180\)"),
+    ("mass", [0.17, 0.2], r"mass must be a number \(a scalar\); got shape \(2,\)"),
+])
+def test_parameters_refuse_each_field_out_of_range_under_its_own_name(field, value, message):
+    """(They failed later, in the law or geometry built from them, under its own names: "hysteresis must be …
+    got [-220473290.9…]", a bare "restitution must be", "bounds' extent …".) Every field has a range."""
+    assert set(billiard.PARAMETER_RANGES) == set(billiard.Parameters.__dataclass_fields__)
+    with pytest.raises(ValueError, match=message):
+        billiard.Parameters(**{field: value})

@@ -32,11 +32,16 @@ POCKET = "no ball may start with its centre over a pocket's hole"
 CUSHION = "no ball may overlap a cushion (touching is allowed)"
 INSIDE = "no ball may start inside a cushion"
 PAIR = "no two balls may overlap (touching is allowed)"
+FAST = ("every ball's speed must be at most billiard.max_speed, at which its Hertz contact with a cushion would sink "
+        "it by its radius (beyond that the contact laws cannot stop it)")
 RAILS_TEXT = f"the rails at |x| = {RAILS[0]:.6g} m, |y| = {RAILS[1]:.6g} m"
 
 
-def refused(centres, velocities=(0.0, 0.0), spins=(0.0, 0.0, 0.0), **options):
+def refused(centres, velocities=None, spins=None, **options):
     """The message of the ``ValueError`` that ``table_state`` raises (the balls at rest by default)."""
+    count = len(np.atleast_2d(centres))
+    velocities = np.zeros((count, 2)) if velocities is None else velocities
+    spins = np.zeros((count, 3)) if spins is None else spins
     with pytest.raises(ValueError) as error:
         billiard.table_state(P, centres, velocities, spins, **options)
     return str(error.value)
@@ -51,9 +56,9 @@ def behind(k, depth):
 
 def test_the_break_and_a_touching_rack_are_accepted_and_rest_on_the_cloth():
     state = billiard.break_state(P)
-    np.testing.assert_array_equal(state.q, billiard.ball_state(P, billiard.rack(P), np.zeros(2))[0])
+    np.testing.assert_array_equal(state.q, billiard.ball_state(P, billiard.rack(P), np.zeros((16, 2)))[0])
     # rack(p, spacing=0): the neighbours touch, up to round-off (some pairs overlap by a unit in the last place)
-    state = billiard.table_state(P, billiard.rack(P, spacing=0.0), np.zeros(2))
+    state = billiard.table_state(P, billiard.rack(P, spacing=0.0), np.zeros((16, 2)))
     np.testing.assert_array_equal(state.q.reshape(16, 7)[:, 2], P.resting_height())
     np.testing.assert_array_equal(state.v, 0.0)
 
@@ -141,6 +146,10 @@ def test_a_ball_inside_a_cushions_rubber_is_refused_and_one_in_front_of_it_overl
     assert refused([centre]) == (
         f"{CUSHION}; got cue at ({centre[0]:.6g}, {centre[1]:.6g}) m overlapping the {billiard.CUSHIONS[k]} "
         f"cushion by {R / 2:.3g} m")
+    # just behind the nose: inside the rubber, though the ball overlaps the nose too (it was said to overlap it)
+    centre = behind(k, R / 2)
+    assert refused([centre]) == (
+        f"{INSIDE}; got cue at ({centre[0]:.6g}, {centre[1]:.6g}) m, inside the {billiard.CUSHIONS[k]} cushion")
 
 
 @pytest.mark.parametrize("centre", [(RAILS[0] + 0.01, 0.0), (0.3, -RAILS[1]), (-RAILS[0], RAILS[1])])
@@ -176,6 +185,8 @@ def bad_starts():
     velocities, spins = STILL.copy(), NO_SPIN.copy()
     velocities[1] = (np.inf, 0.0)
     spins[1, 2] = np.nan
+    fast = STILL.copy()
+    fast[1] = (0.0, 40.0)
     overlap = behind(0, -0.25 * R)
     inside = behind(0, (R + P.cushion_width) / 2)
     hole = np.asarray(HOLES.drops[0]) + float(HOLES.radii[0]) / 2 * np.asarray(HOLES.axes[0])
@@ -184,6 +195,8 @@ def bad_starts():
         "velocity": (OK, velocities, NO_SPIN, f"{MOTION}; got yellow moving at (inf, 0) m/s, spinning at "
                                                "[0.0, 0.0, 0.0] rad/s"),
         "spin": (OK, STILL, spins, f"{MOTION}; got yellow moving at (0, 0) m/s, spinning at [nan, nan, nan] rad/s"),
+        "fast": (OK, fast, NO_SPIN, f"{FAST}; got yellow moving at 40 m/s, max_speed "
+                                    f"{float(billiard.max_speed(P)):.4g} m/s"),
         "off": (with_yellow((2.0, 0.0)), STILL, NO_SPIN, f"{OFF}; got yellow at (2, 0) m, {RAILS_TEXT}"),
         "pocket": (with_yellow(hole), STILL, NO_SPIN, f"{POCKET}; got yellow at ({hole[0]:.6g}, {hole[1]:.6g}) m, "
                                                       f"{float(HOLES.radii[0]) / 2:.3g} m inside the edge of the "
@@ -240,3 +253,31 @@ def test_centres_must_be_one_row_per_ball_of_the_rack(shape):
     with pytest.raises(ValueError, match=re.escape(f"centres must have shape (n, 2), a row for each of the first n "
                                                    f"of RACK_BALLS (1 <= n <= 16); got shape {shape}")):
         billiard.table_state(P, np.zeros(shape), np.zeros(2))
+
+
+@pytest.mark.parametrize("velocities, spins, message", [
+    ([[2.0, 0.0]], None, "velocities must have shape (2, 2), a row (ṙ_x, ṙ_y) (m/s) for each of the 2 balls; got "
+                         "shape (1, 2)"),
+    ([[2.0, 0.0]] * 3, None, "velocities must have shape (2, 2), a row (ṙ_x, ṙ_y) (m/s) for each of the 2 balls; "
+                             "got shape (3, 2)"),
+    (STILL, [[0.0, 0.0, 5.0]], "spins must have shape (2, 3), a row ω (rad/s) for each of the 2 balls; got shape "
+                               "(1, 3)"),
+])
+def test_velocities_and_spins_need_a_row_for_every_ball(velocities, spins, message):
+    """(One row was broadcast to every ball: the object ball moved too.)"""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        billiard.table_state(P, OK, velocities, spins)
+
+
+def test_max_speed_sinks_a_ball_into_the_cushion_by_its_radius():
+    """Hertz's impact m ẍ = −K x^(3/2) integrated by SciPy from ẋ = ``max_speed`` reaches x = R at rest: the
+    cushion is the softer contact (the ball pair's limit, with m/2 and its own K, is faster)."""
+    from scipy.integrate import solve_ivp
+
+    speed, stiffness = float(billiard.max_speed(P)), float(P.cushion_stiffness())
+    stop = lambda t, y: y[1]  # noqa: E731
+    stop.terminal = True
+    run = solve_ivp(lambda t, y: [y[1], -stiffness * max(y[0], 0.0) ** 1.5 / P.mass], (0.0, 1.0), [0.0, speed],
+                    events=stop, rtol=1e-12, atol=1e-15)
+    assert run.y[0, -1] == pytest.approx(R, rel=1e-8)
+    assert np.sqrt(4 * float(P.ball_stiffness()) * R**2.5 / (5 * P.mass / 2)) > speed
