@@ -121,7 +121,8 @@ class FitResult:
         return np.linalg.svd(self.jacobian, compute_uv=False)
 
     def to_dict(self):
-        """JSON-ready summary (no pytree, no Jacobian)."""
+        """JSON-ready summary (no pytree, no Jacobian); ``to_json`` writes its non-finite numbers (a standard error
+        of a parameter not identified, the loss of a failed start) as null."""
         return {
             "parameters": {
                 name: {"value": float(v), "standard_error": float(se), "at_bound": bool(b)}
@@ -155,6 +156,12 @@ class FitResult:
 
         return "\n".join(f"  {n:>16s} = {v:.6g} {error(se, b)}"
                          for n, v, se, b in zip(self.names, self.values, self.standard_errors, self.at_bound))
+
+
+def convergence_warnings(converged):
+    """One line for the terminal per fit that did not converge, from ``{label: converged}``."""
+    return [f"warning: {label} did not converge (no tolerance met); its values and standard errors are not reliable"
+            for label, flag in converged.items() if not flag]
 
 
 def _initial_thetas(theta0, space, starts, start_spread, seed):
