@@ -10,7 +10,7 @@ import optax
 import pytest
 
 import diffimpact  # noqa: F401  (float64)
-from fitting.fit import fit, gauss_newton_covariance, levenberg_marquardt
+from fitting.fit import convergence_warnings, fit, gauss_newton_covariance, levenberg_marquardt
 from fitting.parameters import Bounded, Free, Positive
 
 
@@ -211,3 +211,8 @@ def test_residuals_that_are_not_finite_name_the_parameters_where_they_are():
                                          r"\(amplitude = [0-9.]+, rate = 3\.[0-8]"):
         fit(lambda p: _decay_residuals(p) + jnp.where(p.rate < 3.9, jnp.nan, 0.0), Decay(0.5, 4.0), DECAY_SPEC,
             progress=False)
+
+
+def test_a_fit_that_did_not_converge_is_one_warning_line():
+    assert convergence_warnings({"the fit a": True, "the fit b": False}) == [
+        "warning: the fit b did not converge (no tolerance met); its values and standard errors are not reliable"]
