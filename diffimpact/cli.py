@@ -15,10 +15,17 @@ NumPy's and jaxlib's extension modules initialise, an interrupt is held back
 until the import of JAX is over (``_import_jax``). Only in the first ~40 ms,
 while Python itself starts and loads this module, does a Ctrl-C give Python's
 own traceback.
+
+A command holds a lock file in its ``--out`` directory while it runs
+(``diffimpact._files.locked_directory``): a second command writing into the
+same directory at the same time is refused. A compilation that runs longer
+than ``COMPILE_NOTE_AFTER_S`` prints one line saying so: the first ones of a
+command can take a minute, in which nothing else is printed.
 """
 
 import _thread
 import argparse
+import contextlib
 import inspect
 import os
 import signal
@@ -38,8 +45,12 @@ def _fit_options(args, run):
         return {}
     if "data" not in inspect.signature(run).parameters:
         return f"--data and --drop-bad-rows do not apply to {args.name}"
-    if args.data is not None and not Path(args.data).is_file():
-        return f"--data: no such file {args.data}"
+    if args.data is not None:
+        from fitting.data import file_problem
+
+        problem = file_problem(args.data)
+        if problem is not None:
+            return f"--data {args.data}: {problem}"
     return {"data": args.data, "drop_bad_rows": args.drop_bad_rows}
 
 
@@ -48,6 +59,8 @@ def _check_out(out):
 
     Nothing is created here: a run that stops on bad input leaves no directory behind.
     """
+    if not out:
+        return "--out: must name a directory, got an empty string"
     path = Path(out)
     if path.exists() and not path.is_dir():
         return f"--out: {out} exists and is not a directory"
@@ -88,9 +101,10 @@ def _run(args):
     if isinstance(options, str):
         print(options, file=sys.stderr)
         return 2
+    data = f"; data: {Path(options['data']).resolve()}" if options.get("data") is not None else ""
     return _execute(f"diffimpact {args.command} {args.name}", args.out,
                     lambda: run(Path(args.out), quick=args.quick, **options),
-                    f"{args.name}: {description}{' (quick)' if args.quick else ''}")
+                    f"{args.name}: {description}{' (quick)' if args.quick else ''}{data}")
 
 
 def _shot(args):
@@ -110,9 +124,60 @@ def _shot(args):
         sensitivity=True if args.sensitivity == [] else args.sensitivity))
 
 
+#: Seconds a compilation runs before the command says that it is compiling.
+COMPILE_NOTE_AFTER_S = 2.0
+#: The event JAX records (``jax.monitoring``) at the start (a scalar, the time) and end (a duration) of a compilation.
+_BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+@contextlib.contextmanager
+def _compile_note():
+    """While the block runs, the first compilation to last ``COMPILE_NOTE_AFTER_S`` prints one line saying so.
+
+    XLA compiles in silence, for up to a minute the first time (the break, a shot), and the command would seem
+    to hang. The line comes from a timer started when a compilation starts and cancelled when it ends.
+    """
+    from jax import monitoring
+    from tqdm.auto import tqdm
+
+    timers = {}
+    said = threading.Event()
+
+    def note(name):
+        if not said.is_set():
+            said.set()
+            tqdm.write(f"compiling {name} (XLA: up to a minute the first time) …")
+            sys.stdout.flush()
+
+    def started(event, value, **details):
+        del value
+        if event == _BACKEND_COMPILE_EVENT and not said.is_set():
+            timer = threading.Timer(COMPILE_NOTE_AFTER_S, note, (details.get("fun_name", "the run"),))
+            timer.daemon = True
+            timers[threading.get_ident()] = timer
+            timer.start()
+
+    def ended(event, duration, **details):
+        del duration, details
+        if event == _BACKEND_COMPILE_EVENT and threading.get_ident() in timers:
+            timers.pop(threading.get_ident()).cancel()
+
+    monitoring.register_scalar_listener(started)
+    monitoring.register_event_duration_secs_listener(ended)
+    try:
+        yield
+    finally:
+        monitoring.unregister_scalar_listener(started)
+        monitoring.unregister_event_duration_listener(ended)
+        for timer in timers.values():
+            timer.cancel()
+
+
 def _execute(command, out, call, header=None):
-    """Check ``out``, print ``header``, run ``call`` and print its summary and time; bad input is one line on stderr
-    (status 2)."""
+    """Check ``out``, print ``header``, run ``call`` holding the lock of ``out`` and print its summary and time; bad
+    input is one line on stderr (status 2)."""
+    from diffimpact._files import locked_directory
+
     problem = _check_out(out)
     if problem is not None:
         print(problem, file=sys.stderr)
@@ -121,7 +186,8 @@ def _execute(command, out, call, header=None):
         print(header, flush=True)
     start = time.perf_counter()
     try:
-        summary = call()
+        with locked_directory(out), _compile_note():
+            summary = call()
     except ValueError as error:  # bad input (the data loader's DataError included) is reported, not traced back
         print(f"{command}: {error}", file=sys.stderr)
         return 2

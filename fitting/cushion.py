@@ -61,7 +61,7 @@ from diffimpact.reproduce.billiards import cushion_parameters
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from diffimpact.scenes import billiard
 from fitting.data import Column, Schema, load_csv
-from fitting.fit import fit, levenberg_marquardt, linearise
+from fitting.fit import convergence_warnings, fit, levenberg_marquardt, linearise
 from fitting.parameters import Bounded, LogBounded
 
 NAME = "cushion"
@@ -285,8 +285,8 @@ def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
     write_csv(out / f"{NAME}.csv", columns)
     best = np.unravel_index(np.argmin(grid), grid.shape)
     record = {
-        "data": shots["source"],
-        "load_report": {"rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
+        "data": report.file,
+        "load_report": report.to_dict(),
         "cloth_friction": CLOTH_FRICTION,
         "grid_search_paper_shots": {"restitution": float(restitution[best[0]]), "cushion_friction": float(friction[best[1]]),
                                     "rms_m_per_s": float(grid[best])},
@@ -309,6 +309,7 @@ def _summary(shots, report, fits, grid_e, grid_mu, grid_rms, elapsed):
         lines.append(result.summary())
         if len(result.names) > 1:
             lines.append("  correlation " + np.array2string(result.correlation, precision=3).replace("\n", " "))
+    lines += convergence_warnings({f"the fit {name}": result.converged for name, result in fits.items()})
     lines.append(f"done in {elapsed:.1f} s")
     return "\n".join(lines)
 

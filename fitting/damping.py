@@ -5,7 +5,11 @@ CSV with the columns of ``SCHEMA`` (``n``, ``e``, ``c_opt_unit``; others are
 ignored). The default is the shipped ``data/damping_lambda.csv`` (the paper's
 grid, n ∈ [1, 2] × e ∈ [0.45, 1]); ``run(..., data=FILE)`` takes a user's file,
 validated by ``fitting.data.load_csv``. Rows with e = 1 (where ĉ = 0 for
-every α, β) carry no information and are left out of the fits.
+every α, β) carry no information and are left out of the fits. Each n must
+have at least 3 rows with e < 1, at two or more different e, not all with
+ĉ = 0 (``PER_N_REQUIREMENT``: else α and β are not determined), and the file
+more than 5 different n (for the quartic α(n)); ``load_data`` refuses a file
+that falls short, naming the n.
 
 For each n, eq. (45) ĉ = α(e^β − 1) is fitted by least squares with
 ``fitting.fit`` and ``optax.lbfgs`` (to |∂loss/∂θ| ≤ 1e-12; the tests check it
@@ -18,11 +22,11 @@ directory), so an interrupted run resumes without refitting finished n.
 
 Outputs: ``damping.csv`` (n, alpha, beta, alpha_se, beta_se, correlation,
 alpha_paper, beta_paper), ``damping.json`` (the α(n), β(n) coefficients with
-standard errors beside the paper's) and ``damping.png`` (figs. 6–7). The grid itself is made by
-``diffimpact reproduce damping-lambda``.
+standard errors beside the paper's, and the absolute path of the data file) and ``damping.png`` (figs. 6–7).
+A per-n fit that did not converge is flagged in the JSON and in a warning line of the summary. The grid itself is
+made by ``diffimpact reproduce damping-lambda``.
 """
 
-import os
 from pathlib import Path
 
 import equinox as eqx
@@ -34,8 +38,8 @@ from tqdm.auto import tqdm
 from diffimpact.impact import damping as od
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from fitting.checkpoint import Checkpoint, file_digest
-from fitting.data import Column, Schema, load_csv
-from fitting.fit import fit
+from fitting.data import Column, DataError, Schema, load_csv
+from fitting.fit import convergence_warnings, fit
 from fitting.parameters import Free
 
 NAME = "damping"
@@ -51,6 +55,10 @@ SCHEMA = Schema(
 #: Exponents fitted with ``quick`` (evenly spread over the file's n values; ≥ 6 for the quartic).
 QUICK_EXPONENTS = 7
 QUARTIC_DEGREE = 4
+#: What the rows of each n must hold for the two parameters of eq. (45).
+PER_N_REQUIREMENT = "each n needs at least 3 rows with e < 1, at 2 or more different e, not all with ĉ = 0"
+#: Exponents named in a refusal, at most.
+LISTED_EXPONENTS = 5
 #: L-BFGS stopping tolerances: the 2-parameter fits converge to rounding level.
 GTOL = 1e-12
 FTOL = 1e-14
@@ -92,15 +100,32 @@ def _beta_curve_residuals(data, p):
     return p.a * n**p.b + p.c - beta
 
 
+def _alpha_beta_shortfall(e, c):
+    """Why the rows (e, ĉ) of one n do not determine α and β (``PER_N_REQUIREMENT``), or None."""
+    informative = e < 1.0
+    count = np.count_nonzero(informative)
+    if count < 3:
+        return f"has {count} row(s) with e < 1"
+    if np.unique(e[informative]).size < 2:
+        return f"has e = {e[informative][0]:g} only"
+    if not np.any(c[informative] != 0):
+        return "has ĉ = 0 at every e < 1"
+    return None
+
+
 def fit_alpha_beta(restitution, unit_damping, exponent):
     """Least-squares α, β of ĉ = α(e^β − 1) for one n, started from the paper's eqs. (46)–(47).
 
-    Returns the ``FitResult`` (names ("alpha", "beta")).
+    The rows must meet ``PER_N_REQUIREMENT`` (a ``ValueError`` says which part they miss). Returns the
+    ``FitResult`` (names ("alpha", "beta")).
     """
     e = np.asarray(restitution, dtype=float)
     c = np.asarray(unit_damping, dtype=float)
-    if e.shape != c.shape or e.ndim != 1 or e.size < 3:
-        raise ValueError(f"restitution and unit_damping must be 1-D of equal length >= 3, got {e.shape}, {c.shape}")
+    if e.shape != c.shape or e.ndim != 1:
+        raise ValueError(f"restitution and unit_damping must be 1-D of equal length, got {e.shape}, {c.shape}")
+    shortfall = _alpha_beta_shortfall(e, c)
+    if shortfall is not None:
+        raise ValueError(f"n = {exponent:g} {shortfall}; {PER_N_REQUIREMENT}")
     start = AlphaBeta(float(od.paper_alpha(exponent)), float(od.paper_beta(exponent)))
     return _lbfgs_fit(eqx.Partial(_alpha_beta_residuals, (e, c)), start)
 
@@ -122,8 +147,26 @@ def fit_alpha_quartic(exponents, alpha):
 
 
 def load_data(data=None, drop_bad_rows=False):
-    """ĉ(n, e) columns and the ``LoadReport`` from ``data`` (default: the shipped grid)."""
-    return load_csv(DEFAULT_DATA if data is None else data, SCHEMA, drop_bad_rows=drop_bad_rows)
+    """ĉ(n, e) columns and the ``LoadReport`` from ``data`` (default: the shipped grid).
+
+    A ``DataError`` names the n whose rows miss ``PER_N_REQUIREMENT`` (the first ``LISTED_EXPONENTS``), or the
+    count of n when it is too small for the quartic α(n).
+    """
+    columns, report = load_csv(DEFAULT_DATA if data is None else data, SCHEMA, drop_bad_rows=drop_bad_rows)
+    n_values = np.unique(columns["n"])
+    short = []
+    for n in n_values:
+        rows = columns["n"] == n
+        shortfall = _alpha_beta_shortfall(columns["e"][rows], columns["c_opt_unit"][rows])
+        if shortfall is not None:
+            short.append(f"n = {n:g} {shortfall}")
+    if short:
+        more = f"; and {len(short) - LISTED_EXPONENTS} more n" if len(short) > LISTED_EXPONENTS else ""
+        raise DataError(f"{report.path}: {PER_N_REQUIREMENT}; " + "; ".join(short[:LISTED_EXPONENTS]) + more)
+    if n_values.size <= QUARTIC_DEGREE + 1:
+        raise DataError(f"{report.path}: the quartic α(n) needs more than {QUARTIC_DEGREE + 1} different n, "
+                        f"got {n_values.size}")
+    return columns, report
 
 
 def _exponents(columns, quick):
@@ -166,7 +209,10 @@ def study(columns, quick=False, checkpoint=None, progress=True):
             record = checkpoint[key]
         rows.append(record)
     fits = {"n": n_values}
-    for name in ("alpha", "beta", "alpha_se", "beta_se", "correlation", "rms", "converged", "points"):
+    for name in ("alpha", "beta", "alpha_se", "beta_se", "correlation", "rms"):
+        # a resumed record has null (None) for a standard error that was not finite: NaN again
+        fits[name] = np.array([r[name] for r in rows], dtype=float)
+    for name in ("converged", "points"):
         fits[name] = np.array([r[name] for r in rows])
     fits["alpha_poly"], fits["alpha_poly_se"] = fit_alpha_quartic(n_values, fits["alpha"])
     fits["beta_fit"] = fit_beta_curve(n_values, fits["beta"])
@@ -224,7 +270,7 @@ def write_outputs(out_dir, columns, fits, report):
     json_path = write_json(
         out / f"{NAME}.json",
         {
-            "data": {"file": os.path.relpath(report.path), "rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
+            "data": report.to_dict(),
             "exponents_fitted": int(n.size),
             "alpha_quartic_highest_power_first": {
                 "ours": fits["alpha_poly"].tolist(),
@@ -276,4 +322,6 @@ def run(out_dir, quick=False, data=None, drop_bad_rows=False, progress=True):
         f"per-n α–β correlation: {fits['correlation'].min():.6f} … {fits['correlation'].max():.6f}; "
         f"max rms of ĉ − α(e^β − 1): {fits['rms'].max():.2e}",
     ]
-    return "\n".join(lines)
+    flags = {f"the α, β fit at n = {n:g}": converged for n, converged in zip(fits["n"], fits["converged"])}
+    flags["the β(n) = a n^b + c fit"] = beta_fit.converged
+    return "\n".join(lines + convergence_warnings(flags))

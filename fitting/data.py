@@ -8,7 +8,9 @@ be absent (then it is absent from the result too); other columns are ignored
 
 * a missing required column (the whole file: nothing can be read),
 * a row with the wrong number of cells,
-* a non-numeric, NaN or infinite cell in a required column,
+* a cell in a required column that is not a plain decimal number (``-1.5``,
+  ``2``, ``.5``) or one in scientific notation (``1.5e-3``), in ASCII digits
+  (not ``1_000``, which Python's ``float`` reads), or that is NaN or infinite,
 * a value outside its column's range (e.g. a negative speed),
 * a row whose required values repeat an earlier row (a duplicated row),
 
@@ -16,12 +18,15 @@ each reported as ``FILE:ROW: reason`` with ROW the line number in the file
 (header = line 1). Bad rows are never dropped silently: by default they raise
 a ``DataError`` listing all of them; with ``drop_bad_rows=True``
 (``--drop-bad-rows``) they are dropped and listed in the ``LoadReport``.
-Blank lines are skipped.
+Blank lines are skipped. A path that is missing, not a regular file (a
+directory, a device) or unreadable is refused as a whole.
 """
 
 import csv
 import dataclasses
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -104,6 +109,16 @@ class LoadReport:
     dropped: tuple
     ignored_columns: tuple
 
+    @property
+    def file(self):
+        """The file read, as an absolute path with symbolic links resolved."""
+        return str(Path(self.path).resolve())
+
+    def to_dict(self):
+        """JSON-ready: the absolute ``file``, the row counts and the dropped rows."""
+        return {"file": self.file, "rows_read": self.rows_read, "rows_kept": self.rows_kept,
+                "dropped": list(self.dropped)}
+
     def summary(self):
         text = f"{self.path}: kept {self.rows_kept} of {self.rows_read} rows"
         if self.dropped:
@@ -111,21 +126,42 @@ class LoadReport:
         return text
 
 
+def file_problem(path):
+    """Why ``path`` cannot be a data file, or None: it does not exist, or is not a regular file (a directory, a
+    device such as /dev/null)."""
+    path = Path(path)
+    if not path.exists():
+        return "no such file"
+    if not path.is_file():
+        return f"not a regular CSV file ({'a directory' if path.is_dir() else 'a device or other special file'})"
+    return None
+
+
 def _read_lines(path):
+    problem = file_problem(path)
+    if problem is not None:
+        raise DataError(f"{path}: {problem}")
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             return list(csv.reader(f))
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
     except UnicodeDecodeError as error:
         raise DataError(f"{path}: not a UTF-8 text file ({error.reason})") from None
+    except OSError as error:
+        raise DataError(f"{path}: cannot be read ({error.strerror})") from None
+
+
+#: A plain decimal number or one in scientific notation, ASCII digits only.
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_NOT_FINITE = re.compile(r"[+-]?(nan|inf|infinity)", re.IGNORECASE)
 
 
 def _parse(cell):
-    try:
-        return float(cell), None
-    except ValueError:
-        return None, f"not a number: {cell.strip()!r}" if cell.strip() else "empty cell"
+    """(value, None) for a finite number, else (None, why)."""
+    text = cell.strip()
+    if _NUMBER.fullmatch(text) or _NOT_FINITE.fullmatch(text):
+        value = float(text)
+        return (value, None) if math.isfinite(value) else (None, f"{value} is not a finite number")
+    return None, f"not a number: {text!r}" if text else "empty cell"
 
 
 def load_csv(path, schema, drop_bad_rows=False):
@@ -177,8 +213,6 @@ def load_csv(path, schema, drop_bad_rows=False):
         values, reasons = [], []
         for column, i in zip(present, index):
             value, reason = _parse(cells[i])
-            if reason is None and not math.isfinite(value):
-                reason = f"{value} is not a finite number"
             if reason is None:
                 reason = column.violation(value)
                 values.append(value)

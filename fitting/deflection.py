@@ -52,7 +52,7 @@ from diffimpact.impulse import alciatore
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from diffimpact.scenes import billiard
 from fitting.data import Column, Schema, load_csv
-from fitting.fit import fit, levenberg_marquardt, linearise
+from fitting.fit import convergence_warnings, fit, levenberg_marquardt, linearise
 from fitting.parameters import Bounded, LogBounded, Positive
 
 NAME = "deflection"
@@ -213,8 +213,8 @@ def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
     })
     singular = result.singular_values()
     record = {
-        "data": shots["source"],
-        "load_report": {"rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
+        "data": report.file,
+        "load_report": report.to_dict(),
         "fit": {**result.to_dict(), "jacobian_singular_values": singular.tolist()},
         "cloth_friction": {"value": float(result.params.cloth_friction), "fitted": False,
                            "largest_speed_change_m_per_s_over_measured_range": cloth,
@@ -247,6 +247,8 @@ def run(out, quick=False, data=None, drop_bad_rows=False, progress=True):
     for k, f in enumerate(PREDICTION_FRACTIONS):
         lines.append(f"  {f:5.3f}  {np.degrees(predicted['deflection_rolling'][k]):6.2f} ({eq41[k]:6.2f})  "
                      f"{np.degrees(predicted['throw'][k]):5.2f} ({np.degrees(predicted['throw_tpa14'][k]):5.2f})")
+    lines += convergence_warnings({"the fit to the cut shots": result.converged,
+                                   "the refit of Marlow's points": marlow.converged})
     lines.append(f"done in {time.perf_counter() - start:.1f} s")
     return "\n".join(lines)
 

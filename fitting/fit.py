@@ -35,6 +35,11 @@ A parameter whose bounded transform has run to an end of its range
 NaN and the others' are conditional on it. A direction J cannot see (a
 singular value at round-off, or at most ``rank_rtol`` of the largest) has
 infinite variance.
+
+Residuals that are not finite stop the fit with a ``ValueError`` naming the
+parameters where they are: at the first start before optimising (the initial
+guess must be a point where ``residual_fn`` works), and at the result, where
+the covariance is computed.
 """
 
 import dataclasses
@@ -116,7 +121,8 @@ class FitResult:
         return np.linalg.svd(self.jacobian, compute_uv=False)
 
     def to_dict(self):
-        """JSON-ready summary (no pytree, no Jacobian)."""
+        """JSON-ready summary (no pytree, no Jacobian); ``to_json`` writes its non-finite numbers (a standard error
+        of a parameter not identified, the loss of a failed start) as null."""
         return {
             "parameters": {
                 name: {"value": float(v), "standard_error": float(se), "at_bound": bool(b)}
@@ -150,6 +156,12 @@ class FitResult:
 
         return "\n".join(f"  {n:>16s} = {v:.6g} {error(se, b)}"
                          for n, v, se, b in zip(self.names, self.values, self.standard_errors, self.at_bound))
+
+
+def convergence_warnings(converged):
+    """One line for the terminal per fit that did not converge, from ``{label: converged}``."""
+    return [f"warning: {label} did not converge (no tolerance met); its values and standard errors are not reliable"
+            for label, flag in converged.items() if not flag]
 
 
 def _initial_thetas(theta0, space, starts, start_spread, seed):
@@ -406,7 +418,7 @@ def fit(
     space, rho = problem.space, problem.rho
 
     residual_shape = eqx.filter_eval_shape(_residuals, problem, theta0).shape
-    point_sigma = np.ravel(np.broadcast_to(np.asarray(sigma), residual_shape))
+    point_sigma = _sigma_per_point(sigma, residual_shape)
     count = point_sigma.size
     if not absolute_sigma and count <= space.size:
         raise ValueError(
@@ -420,9 +432,35 @@ def fit(
     for index, theta in enumerate(thetas):
         # Strong types: a weakly typed initial state would make step compile twice.
         state = jax.tree.map(lambda leaf: jnp.array(leaf, dtype=jnp.result_type(leaf)), problem.optimizer.init(theta))
-        runs.append(_minimise(step, state, theta, max_steps, gtol, ftol, progress, index, len(thetas)))
+        run = _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, len(thetas))
+        if index == 0 and not np.isfinite(run["history"][0]):  # stopped at its first point, where it started
+            _check_finite("at the start", space, run)
+        runs.append(run)
     best = min(runs, key=lambda run: run["loss"])
     return _result(best, runs, space, rho, loss, absolute_sigma, point_sigma, rank_rtol)
+
+
+def _sigma_per_point(sigma, residual_shape):
+    """``sigma`` broadcast to the residuals' shape and flattened; a ``ValueError`` naming both shapes if it does not
+    broadcast to it."""
+    sigma = np.asarray(sigma, dtype=float)
+    try:
+        return np.ravel(np.broadcast_to(sigma, residual_shape))
+    except ValueError:
+        raise ValueError(f"sigma must broadcast to the shape of the residuals: sigma has shape {sigma.shape}, "
+                         f"the residuals {residual_shape}") from None
+
+
+def _check_finite(where, space, run):
+    """A ``ValueError`` naming the parameters if the residuals z or their Jacobian at ``run``'s θ are not finite."""
+    z, jac = run["z"], run["jacobian"]
+    if np.all(np.isfinite(z)) and np.all(np.isfinite(jac)):
+        return
+    what = "the residuals" if not np.all(np.isfinite(z)) else "the Jacobian of the residuals"
+    values = np.asarray(space.free_values(run["theta"]))
+    at = ", ".join(f"{name} = {value:.6g}" for name, value in zip(space.labels, values))
+    raise ValueError(f"residual_fn: {what} are not finite {where} ({at}); the model must give finite residuals "
+                     f"for these parameters")
 
 
 def _minimise(step, state, theta, max_steps, gtol, ftol, progress, index, total):
@@ -484,6 +522,7 @@ def gauss_newton_covariance(jacobian, weights, rank_rtol=None):
 
 
 def _result(best, runs, space, rho, loss_name, absolute_sigma, point_sigma, rank_rtol):
+    _check_finite("at the end of the fit", space, best)
     count = point_sigma.size
     theta, z, jac = best["theta"], best["z"], best["jacobian"]
     weights = np.asarray(irls_weights(rho, jnp.asarray(z)))

@@ -49,7 +49,7 @@ from diffimpact.impact.central import central_impact
 from diffimpact.impact.damping import optimal_damping
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from fitting.data import Column, Schema, load_csv, time_order
-from fitting.fit import fit
+from fitting.fit import convergence_warnings, fit
 from fitting.parameters import Positive, UnitInterval
 
 NAME = "impact-stiffness"
@@ -244,10 +244,9 @@ def write_outputs(out_dir, data, history_fit, scalar_fit=None, report=None):
         }
     else:
         record = {
-            "data": data["source"],
+            "data": data["source"] if report is None else report.file,
             "model": {"exponent": EXPONENT, "mass": mass, "impact_velocity": velocity},
-            "load_report": None if report is None else {
-                "rows_read": report.rows_read, "rows_kept": report.rows_kept, "dropped": list(report.dropped)},
+            "load_report": None if report is None else report.to_dict(),
             "fit_force_penetration_history": history_fit.to_dict(),
         }
     json_path = write_json(out_dir / f"{NAME}.json", record)
@@ -320,6 +319,7 @@ def run(out_dir, quick=False, data=None, drop_bad_rows=False, progress=True):
         for name, value, error in zip(history_fit.names, history_fit.values, history_fit.standard_errors):
             lines.append(f"  {name:>11s} = {value:.6g} ± {error:.2g}")
         lines.append(f"  correlation(k, e) = {history_fit.correlation[0, 1]:+.3f}")
+        lines += convergence_warnings({"the fit of the force–penetration history": history_fit.converged})
         lines.append(f"wrote {', '.join(str(p) for p in paths)} in {time.perf_counter() - start:.1f} s")
         return "\n".join(lines)
     data, history_fit, scalar_fit = study(quick, progress)
@@ -328,5 +328,7 @@ def run(out_dir, quick=False, data=None, drop_bad_rows=False, progress=True):
              f"N/m^1.5, e = {TRUTH.restitution}"]
     lines += _describe(f"(a) force–penetration history ({SAMPLES[quick]} samples)", history_fit)
     lines += _describe("(b) contact duration + restitution", scalar_fit)
+    lines += convergence_warnings({"fit (a), of the force–penetration history": history_fit.converged,
+                                   "fit (b), of the contact duration and restitution": scalar_fit.converged})
     lines.append(f"wrote {', '.join(str(p) for p in paths)} in {time.perf_counter() - start:.1f} s")
     return "\n".join(lines)

@@ -10,8 +10,8 @@ FITS = {
     ),
     "damping": (
         damping.run,
-        "α(n), β(n) of the optimal damping ĉ = α(e^β − 1) (Poursina and Nikravesh 2020 eqs. (45)–(47)) from data/damping_lambda.csv, "
-        "with standard errors, beside the paper's",
+        "α(n), β(n) of the optimal damping ĉ = α(e^β − 1) (Poursina and Nikravesh 2020 eqs. (45)–(47)) from the "
+        "shipped ĉ grid (data/damping_lambda.csv) or `--data`, with standard errors, beside the paper's",
     ),
     "sensitivity": (
         sensitivity_study.run,

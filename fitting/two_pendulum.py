@@ -56,7 +56,7 @@ from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from diffimpact.scenes import two_pendulum as tp
 from fitting.data import Column, Schema, load_csv, time_order
-from fitting.fit import fit, levenberg_marquardt
+from fitting.fit import convergence_warnings, fit, levenberg_marquardt
 from fitting.parameters import Positive, UnitInterval
 
 NAME = "two-pendulum"
@@ -155,6 +155,9 @@ def load_data(path, drop_bad_rows=False):
     columns, report = load_csv(path, SCHEMA, drop_bad_rows=drop_bad_rows)
     order = time_order(path, columns["t_s"])
     times = columns["t_s"][order]
+    if times.size < 2:
+        raise ValueError(f"{path}: the fit of k and e needs at least 2 rows (2 angular velocities each, for 2 "
+                         f"parameters), got {times.size}")
     observed = np.column_stack([columns["theta1_dot_rad_per_s"], columns["theta2_dot_rad_per_s"]])[order]
     sigma = columns.get("sigma_rad_per_s", np.full(times.size, RATE_SIGMA))[order]
     data = {"times": times, "rates": observed, "sigma": np.column_stack([sigma, sigma]), "true_rates": None,
@@ -226,7 +229,7 @@ def write_outputs(out_dir, data, result, first=None, report=None):
     record = {
         "system": "Poursina and Nikravesh 2020 §6: m1 = 1 kg, m2 = 0.2 kg, L1 = 6 m, L2 = 4 m, a = 2 m, n = 1.5, released at rest "
                   "from θ1 = π/12, θ2 = −π/2; contact eq. (50), c_opt by the improved closed form",
-        "data": data["source"],
+        "data": data["source"] if report is None else report.file,
         "samples": int(data["times"].size),
         "fit": result.to_dict(),
         "first_window_fit": None if first is None else {"up_to_s": FIRST_WINDOW, **first.to_dict()},
@@ -241,8 +244,7 @@ def write_outputs(out_dir, data, result, first=None, report=None):
             "deviation_in_standard_errors": dict(zip(result.names, deviations(result).tolist())),
         })
     if report is not None:
-        record["load_report"] = {"rows_read": report.rows_read, "rows_kept": report.rows_kept,
-                                 "dropped": list(report.dropped)}
+        record["load_report"] = report.to_dict()
     json_path = write_json(out / f"{NAME}.json", record)
     columns = {
         "t_s": data["times"],
@@ -318,5 +320,9 @@ def run(out_dir, quick=False, data=None, drop_bad_rows=False, progress=True):
         note = f"  (truth {truth[name]:g}, {(value - truth[name]) / error:+.2f} σ)" if report is None else ""
         lines.append(f"  {name:>11s} = {value:.6g} ± {error:.2g}{note}")
     lines.append(f"  correlation(k, e) = {result.correlation[0, 1]:+.3f}")
+    flags = {"the fit of all samples": result.converged}
+    if first is not None:
+        flags[f"stage 1, the fit of the samples up to {FIRST_WINDOW:g} s,"] = first.converged
+    lines += convergence_warnings(flags)
     lines.append(f"wrote {', '.join(str(p) for p in paths)} in {time.perf_counter() - start:.1f} s")
     return "\n".join(lines)

@@ -36,6 +36,115 @@ def test_out_that_cannot_be_a_directory_is_refused_before_any_work(tmp_path, cap
     assert "--out: cannot create the directory" in capsys.readouterr().err
 
 
+def test_an_empty_out_is_refused_by_every_command(capsys):
+    for command in (["reproduce", "damping-scaling"], ["fit", "damping", "--quick"], ["shot"]):
+        assert main([*command, "--out", ""]) == 2
+        assert capsys.readouterr().err == "--out: must name a directory, got an empty string\n"
+
+
+def test_data_that_is_not_a_regular_file_is_named_as_such(tmp_path, capsys):
+    assert main(["fit", "damping", "--data", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"--data {tmp_path}: not a regular CSV file (a directory)\n"
+    assert main(["fit", "damping", "--data", "/dev/null", "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == "--data /dev/null: not a regular CSV file (a device or other special file)\n"
+
+
+def test_damping_data_that_cannot_determine_the_fit_is_one_line_and_no_files(tmp_path, capsys):
+    zeros = tmp_path / "zeros_c.csv"
+    zeros.write_text("n,e,c_opt_unit\n" + "".join(f"{1 + k / 10},{e},0\n" for k in range(7) for e in (0.5, 0.7, 0.9)))
+    one_row = tmp_path / "one_row.csv"
+    one_row.write_text("n,e,c_opt_unit\n1.5,0.5,0.3\n")
+    from fitting.damping import PER_N_REQUIREMENT
+
+    for path, shortfall in ((zeros, "n = 1 has ĉ = 0 at every e < 1"), (one_row, "n = 1.5 has 1 row(s) with e < 1")):
+        assert main(["fit", "damping", "--quick", "--data", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"diffimpact fit damping: {path}: {PER_N_REQUIREMENT}; {shortfall}")
+        assert err.count("\n") == 1
+        assert not (tmp_path / "out").exists()
+
+
+def test_the_header_names_the_data_file_used(monkeypatch, tmp_path, capsys):
+    from fitting.studies import FITS
+
+    def fitted(out, quick=False, data=None, drop_bad_rows=False):
+        return "fitted"
+
+    monkeypatch.setitem(FITS, "damping", (fitted, "test"))
+    (tmp_path / "mine.csv").write_text("n,e,c_opt_unit\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["fit", "damping", "--quick", "--data", "mine.csv", "--out", "out"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"damping: test (quick); data: {tmp_path.resolve() / 'mine.csv'}"
+
+
+def test_a_second_run_into_the_same_out_is_refused_while_the_first_runs(monkeypatch, tmp_path, capsys):
+    from diffimpact._files import LOCK_NAME
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    seen = []
+
+    def second_run(out, quick=False):
+        seen.append((out / LOCK_NAME).read_text())
+        assert main(["reproduce", "damping-scaling", "--out", str(out)]) == 2
+        return "first run done"
+
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (second_run, "test"))
+    out = tmp_path / "out"
+    assert main(["reproduce", "damping-scaling", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert seen == [f"{os.getpid()}\n"]
+    assert captured.err == (f"diffimpact reproduce damping-scaling: --out {out}: another run (PID {os.getpid()}) is "
+                            f"writing in this directory (lock file {out / LOCK_NAME}); wait for it to end or choose "
+                            "another --out (remove the lock file if no run is writing there)\n")
+    assert "first run done" in captured.out
+    assert not out.exists()  # the run wrote nothing: the lock and the directory it made are gone
+
+
+def test_a_stale_lock_is_taken_over_and_the_lock_goes_on_error_and_ctrl_c(monkeypatch, tmp_path, capsys):
+    from diffimpact._files import LOCK_NAME
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / LOCK_NAME).write_text(finished.stdout)  # its process has ended
+    for outcome, status in ((lambda: "done", 0), (ValueError("bad input"), 2), (KeyboardInterrupt(), 130)):
+        def run(out, quick=False, outcome=outcome):
+            assert (out / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome()
+
+        monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (run, "test"))
+        assert main(["reproduce", "damping-scaling", "--out", str(out)]) == status
+        assert not (out / LOCK_NAME).exists()
+    capsys.readouterr()
+
+
+def test_a_long_compilation_is_announced_in_one_line(monkeypatch, tmp_path, capsys):
+    import jax
+    import jax.numpy as jnp
+
+    import diffimpact.cli as cli
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    def compiles(out, quick=False):
+        def program(x):  # ~0.3 s to compile, unrolled
+            return jax.lax.scan(lambda c, _: (jnp.sin(c @ c) * 0.5 + jnp.cos(c), None), x, None, length=200,
+                                unroll=200)[0]
+
+        jax.jit(program)(jnp.ones((4, 4))).block_until_ready()
+        jax.jit(lambda x: x + 1.0)(1.0)
+        return "compiled"
+
+    monkeypatch.setattr(cli, "COMPILE_NOTE_AFTER_S", 0.05)
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (compiles, "test"))
+    assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == ["damping-scaling: test", "compiling jit(program) (XLA: up to a minute the first time) …",
+                         "compiled"]
+
+
 def test_ctrl_c_prints_one_line(monkeypatch, tmp_path, capsys):
     from diffimpact.reproduce import REPRODUCTIONS
 

@@ -54,12 +54,28 @@ def read_csv(path):
             for name in table.dtype.names}
 
 
+def _strict(value):
+    """``value`` with each float that is not finite (NaN, ±inf) replaced by None, in dicts, lists and tuples."""
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(item) for item in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value
+
+
 def write_json(path, data):
-    """Write ``data`` as indented JSON, atomically."""
+    """Write ``data`` as indented, strict JSON, atomically.
+
+    JSON has no NaN or Infinity: a float that is not finite, a value the fit leaves undetermined (the standard
+    error of a parameter the data do not identify, a start where the model failed), is written as null, JSON's
+    missing value; ``allow_nan=False`` makes any other way a NaN could reach the file an error.
+    """
 
     def write(tmp):
         with open(tmp, "w") as f:
-            json.dump(data, f, indent=2)
+            json.dump(_strict(data), f, indent=2, allow_nan=False)
             f.write("\n")
 
     return atomic_write(path, write)

@@ -1,5 +1,7 @@
 """``diffimpact fit cushion``: what head-on shots identify, recovery from synthetic data, gradients vs finite differences."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -41,6 +43,17 @@ def test_head_on_rolling_shots_fix_one_combination_of_e_and_mu(measured):
     assert alone.standard_errors[0] < 0.05
     speed, _ = cushion.rigid_rebound(alone.params, *cushion._inputs(measured))
     np.testing.assert_allclose(np.asarray(speed) / measured["speed"], slope, rtol=1e-6)
+
+
+def test_a_fit_that_did_not_converge_is_a_warning_line_of_the_summary(measured):
+    result = cushion.fit_model("rigid", measured, cushion.RIGID_PAPER, {"restitution": cushion.RESTITUTION},
+                               progress=False)
+    shots, report = cushion.load_data()
+    fits = {"rigid_restitution_only": result, "rigid_below_2.5": dataclasses.replace(result, converged=False)}
+    lines = cushion._summary(shots, report, fits, 0.98, 0.14, 0.01, 1.0).splitlines()
+    assert [line for line in lines if line.startswith("warning: ")] == [
+        "warning: the fit rigid_below_2.5 did not converge (no tolerance met); its values and standard errors are "
+        "not reliable"]
 
 
 def synthetic(model, truth, spec):

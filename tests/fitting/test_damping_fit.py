@@ -130,3 +130,61 @@ def test_different_alpha_beta_pairs_give_nearly_the_same_curve(shipped_grid):
     ours, paper = alpha * (e**beta - 1), 2.47 * (e**-0.2323 - 1)
     assert abs(alpha - 2.47) > 0.1  # the pairs really differ ...
     assert np.max(np.abs(ours - paper) / ours) < 0.02  # ... the curves hardly do
+
+
+def test_the_json_names_the_data_file_by_its_absolute_path(outcome, user_file):
+    out, _ = outcome
+    assert json.loads((out / "damping.json").read_text())["data"]["file"] == str(user_file[0].resolve())
+
+
+def test_a_resumed_standard_error_that_was_not_finite_is_nan_again(outcome, user_file, tmp_path):
+    out, _ = outcome
+    columns, _ = damping.load_data(user_file[0], drop_bad_rows=True)
+    table = read_csv(out / "damping.csv")
+    checkpoint = Checkpoint(tmp_path / "c.json", {})
+    for i, n in enumerate(table["n"]):
+        checkpoint.save(f"{n:.17g}", {"alpha": table["alpha"][i], "beta": table["beta"][i], "alpha_se": np.nan,
+                                      "beta_se": np.inf, "correlation": 0.5, "rms": 0.0, "converged": True,
+                                      "points": 1})
+    fits = damping.study(columns, quick=True, checkpoint=Checkpoint(tmp_path / "c.json", {}), progress=False)
+    assert np.all(np.isnan(fits["alpha_se"])) and np.all(np.isnan(fits["beta_se"]))
+
+
+@pytest.mark.parametrize(
+    ("e", "c", "shortfall"),
+    [
+        ([0.5, 0.6, 0.7, 0.8], [0.0, 0.0, 0.0, 0.0], "has ĉ = 0 at every e < 1"),
+        ([0.5, 0.6, 1.0], [0.3, 0.2, 0.0], "has 2 row(s) with e < 1"),
+        ([0.5, 0.5, 0.5], [0.3, 0.3, 0.3], "has e = 0.5 only"),
+    ],
+)
+def test_rows_that_do_not_determine_alpha_and_beta_are_refused(e, c, shortfall):
+    with pytest.raises(ValueError) as error:
+        damping.fit_alpha_beta(e, c, 1.5)
+    assert str(error.value) == f"n = 1.5 {shortfall}; {damping.PER_N_REQUIREMENT}"
+
+
+def test_a_file_whose_exponents_fall_short_names_them(tmp_path):
+    grid = read_csv(damping.DEFAULT_DATA)
+    path = tmp_path / "short.csv"
+    path.write_text("n,e,c_opt_unit\n1.5,0.5,0.3\n" + "".join(f"{1 + k / 10},1.0,0.0\n" for k in range(7)))
+    with pytest.raises(DataError) as error:
+        damping.load_data(path)
+    assert str(error.value) == (f"{path}: {damping.PER_N_REQUIREMENT}; n = 1 has 0 row(s) with e < 1; n = 1.1 has 0 "
+                                "row(s) with e < 1; n = 1.2 has 0 row(s) with e < 1; n = 1.3 has 0 row(s) with e < 1; "
+                                "n = 1.4 has 0 row(s) with e < 1; and 2 more n")
+    keep = np.isin(grid["n"], np.unique(grid["n"])[:5])
+    rows = zip(grid["n"][keep], grid["e"][keep], grid["c_opt_unit"][keep])
+    path.write_text("n,e,c_opt_unit\n" + "".join(f"{float(n)!r},{float(e)!r},{float(c)!r}\n" for n, e, c in rows))
+    with pytest.raises(DataError, match=r"short.csv: the quartic α\(n\) needs more than 5 different n, got 5$"):
+        damping.load_data(path)
+
+
+def test_a_per_n_fit_that_does_not_converge_is_a_warning_line(monkeypatch, user_file, tmp_path):
+    monkeypatch.setattr(damping, "MAX_STEPS", 2)
+    summary = damping.run(tmp_path, quick=True, data=user_file[0], drop_bad_rows=True, progress=False)
+    warnings = [line for line in summary.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 8
+    assert warnings[0] == ("warning: the α, β fit at n = 1 did not converge (no tolerance met); its values and "
+                           "standard errors are not reliable")
+    assert warnings[-1].startswith("warning: the β(n) = a n^b + c fit did not converge")

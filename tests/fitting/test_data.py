@@ -42,6 +42,10 @@ def test_missing_column_names_it_and_the_schema(tmp_path):
         ("abc,0.5", "v_in_m_per_s: not a number: 'abc'"),
         ("nan,0.5", "v_in_m_per_s: nan is not a finite number"),
         ("1.0,inf", "e: inf is not a finite number"),
+        ("1e400,0.5", "v_in_m_per_s: inf is not a finite number"),
+        ("0_5,0.5", "v_in_m_per_s: not a number: '0_5'"),
+        ("\u0661,0.5", "v_in_m_per_s: not a number: '\u0661'"),
+        ("1.0,0x1", "e: not a number: '0x1'"),
         (",0.5", "v_in_m_per_s: empty cell"),
         ("-2.0,0.5", "v_in_m_per_s = -2 m/s is negative; it must be in (0, inf)"),
         ("0.0,0.5", "v_in_m_per_s = 0 m/s is out of range"),
@@ -80,6 +84,13 @@ def test_files_without_usable_rows_fail(tmp_path):
         load_csv(_write(tmp_path, "v_in_m_per_s,e\n-1,0.5\n"), SCHEMA, drop_bad_rows=True)
     with pytest.raises(DataError, match="repeated column names"):
         load_csv(_write(tmp_path, "e,e,v_in_m_per_s\n"), SCHEMA)
+
+
+def test_a_path_that_is_not_a_regular_file_is_named_as_such(tmp_path):
+    with pytest.raises(DataError, match=rf"^{tmp_path}: not a regular CSV file \(a directory\)$"):
+        load_csv(tmp_path, SCHEMA)
+    with pytest.raises(DataError, match=r"^/dev/null: not a regular CSV file \(a device or other special file\)$"):
+        load_csv("/dev/null", SCHEMA)
 
 
 def test_schema_validation_names_the_problem():

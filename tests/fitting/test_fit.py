@@ -10,7 +10,7 @@ import optax
 import pytest
 
 import diffimpact  # noqa: F401  (float64)
-from fitting.fit import fit, gauss_newton_covariance, levenberg_marquardt
+from fitting.fit import convergence_warnings, fit, gauss_newton_covariance, levenberg_marquardt
 from fitting.parameters import Bounded, Free, Positive
 
 
@@ -194,3 +194,25 @@ def test_a_slope_pulled_out_of_its_range_is_reported_at_the_bound():
     assert result.at_bound.tolist() == [False, True]
     lines = result.summary().splitlines()
     assert "±" in lines[0] and "at an end of its range" in lines[1]
+
+
+def test_a_sigma_that_does_not_fit_the_residuals_names_both_shapes():
+    with pytest.raises(ValueError, match=rf"^sigma must broadcast to the shape of the residuals: sigma has shape "
+                                         rf"\(3,\), the residuals \({DECAY_TIMES.size},\)$"):
+        fit(_decay_residuals, DECAY_TRUTH, DECAY_SPEC, sigma=np.ones(3), progress=False)
+
+
+def test_residuals_that_are_not_finite_name_the_parameters_where_they_are():
+    with pytest.raises(ValueError, match=r"^residual_fn: the residuals are not finite at the start "
+                                         r"\(amplitude = 0\.5, rate = 4\); the model must give finite residuals"):
+        fit(lambda p: _decay_residuals(p) * jnp.nan, Decay(0.5, 4.0), DECAY_SPEC, progress=False)
+    # finite at the start, not on the way to the truth (rate < 3.9): the fit stops there
+    with pytest.raises(ValueError, match=r"^residual_fn: the residuals are not finite at the end of the fit "
+                                         r"\(amplitude = [0-9.]+, rate = 3\.[0-8]"):
+        fit(lambda p: _decay_residuals(p) + jnp.where(p.rate < 3.9, jnp.nan, 0.0), Decay(0.5, 4.0), DECAY_SPEC,
+            progress=False)
+
+
+def test_a_fit_that_did_not_converge_is_one_warning_line():
+    assert convergence_warnings({"the fit a": True, "the fit b": False}) == [
+        "warning: the fit b did not converge (no tolerance met); its values and standard errors are not reliable"]

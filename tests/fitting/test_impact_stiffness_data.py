@@ -36,6 +36,17 @@ def test_cli_fits_a_users_history_within_its_uncertainty(synthetic, tmp_path):
     assert (out / "impact-stiffness.png").stat().st_size > 10_000
 
 
+def test_a_fit_that_does_not_converge_is_a_warning_line_and_the_json_names_the_file(monkeypatch, synthetic, tmp_path,
+                                                                                   capsys):
+    monkeypatch.setattr(st, "MAX_STEPS", 2)
+    csv = _write_history(tmp_path / "history.csv", synthetic)
+    monkeypatch.chdir(tmp_path)
+    assert main(["fit", "impact-stiffness", "--data", "history.csv", "--quick", "--out", "out"]) == 0
+    assert ("warning: the fit of the force–penetration history did not converge (no tolerance met); its values and "
+            "standard errors are not reliable") in capsys.readouterr().out.splitlines()
+    assert json.loads((tmp_path / "out" / "impact-stiffness.json").read_text())["data"] == str(csv.resolve())
+
+
 def test_bad_rows_are_rejected_with_file_row_and_reason(synthetic, tmp_path, capsys):
     csv = _write_history(tmp_path / "bad.csv", synthetic, "-1e-6,10.0,1e-6,20,2e-6,0.17,x\n2e-5,oops,1e-6,20,2e-6,0.17,x\n")
     rows = synthetic["times"].size

@@ -77,6 +77,14 @@ def test_repeated_times_are_rejected(tmp_path):
         tp_fit.load_data(csv)
 
 
+def test_a_single_row_is_refused_naming_the_rows_the_fit_needs(tmp_path, capsys):
+    csv = tmp_path / "one_row.csv"
+    csv.write_text("t_s,theta1_dot_rad_per_s,theta2_dot_rad_per_s\n0.5,0.0,-1.0\n")
+    assert main(["fit", "two-pendulum", "--data", str(csv), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (f"diffimpact fit two-pendulum: {csv}: the fit of k and e needs at least 2 rows "
+                                       "(2 angular velocities each, for 2 parameters), got 1\n")
+
+
 def test_samples_are_uniform_plus_a_burst_across_each_contact():
     onsets = [1.1424, 3.76]
     times = tp_fit.sample_times(quick=True, onsets=onsets)
