@@ -143,16 +143,16 @@ def _compile_note():
     timers = {}
     said = threading.Event()
 
-    def note(name):
+    def note():
         if not said.is_set():
             said.set()
-            tqdm.write(f"compiling {name} (XLA: up to a minute the first time) …")
+            tqdm.write("compiling (XLA: up to a minute the first time) …")
             sys.stdout.flush()
 
     def started(event, value, **details):
-        del value
+        del value, details
         if event == _BACKEND_COMPILE_EVENT and not said.is_set():
-            timer = threading.Timer(COMPILE_NOTE_AFTER_S, note, (details.get("fun_name", "the run"),))
+            timer = threading.Timer(COMPILE_NOTE_AFTER_S, note)
             timer.daemon = True
             timers[threading.get_ident()] = timer
             timer.start()

@@ -141,7 +141,7 @@ def test_a_long_compilation_is_announced_in_one_line(monkeypatch, tmp_path, caps
     monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (compiles, "test"))
     assert main(["reproduce", "damping-scaling", "--out", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:3] == ["damping-scaling: test", "compiling jit(program) (XLA: up to a minute the first time) …",
+    assert lines[:3] == ["damping-scaling: test", "compiling (XLA: up to a minute the first time) …",
                          "compiled"]
 
 
