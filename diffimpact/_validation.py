@@ -46,6 +46,11 @@ def check_real(name, value):
         array = value  # no copy to the host
     elif isinstance(value, (str, bytes)):
         raise TypeError(message + _describe(value))
+    elif isinstance(value, (list, tuple)) and any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(value)):
+        try:
+            array = jnp.asarray(value)  # (a sequence holding traced numbers, as (0.0, -g) with g differentiated)
+        except (TypeError, ValueError):
+            raise TypeError(message + _describe(value)) from None
     else:
         try:
             array = np.asarray(value)
@@ -126,8 +131,8 @@ def check_shape(name, value, shape):
         return value
     allowed = shape if isinstance(shape, list) else [shape]
     if tuple(np.shape(value)) not in [tuple(s) for s in allowed]:
-        wanted = " or ".join("a number (a scalar)" if not s else f"shape {tuple(s)}" for s in allowed)
-        raise ValueError(f"{name} must be {wanted}; got shape {tuple(np.shape(value))}")
+        wanted = " or ".join("be a number (a scalar)" if not s else f"have shape {tuple(s)}" for s in allowed)
+        raise ValueError(f"{name} must {wanted}; got shape {tuple(np.shape(value))}")
     return value
 
 

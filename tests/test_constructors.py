@@ -15,8 +15,10 @@ import diffimpact.multibody as mb
 from diffimpact.scenes import billiard
 
 # the kinds of field: a scalar with its lower bound (None: any finite number; a negative value is out of range
-# where the bound is >= 0), or a vector of a given length (any finite components)
+# where the bound is >= 0), or a vector of a given length (any finite components); a law's fields are numbers or
+# arrays that broadcast (a family of contacts stacks its members' laws), so no shape is wrong for them
 ANY, NON_NEGATIVE, POSITIVE = ("scalar", None), ("scalar", 0.0), ("scalar", 0.0)
+LAW_NON_NEGATIVE, LAW_POSITIVE = ("array", 0.0), ("array", 0.0)
 
 
 def vector(*lengths):
@@ -27,25 +29,28 @@ def vector(*lengths):
 #: (constructor, valid keyword arguments, {field: kind}) for each public constructor with numeric fields.
 CONSTRUCTORS = {
     "KelvinVoigt": (contact.KelvinVoigt, dict(stiffness=1e6, damping=10.0),
-                    dict(stiffness=POSITIVE, damping=NON_NEGATIVE)),
-    "Hertz": (contact.Hertz, dict(stiffness=1e6, exponent=1.5), dict(stiffness=POSITIVE, exponent=POSITIVE)),
+                    dict(stiffness=LAW_POSITIVE, damping=LAW_NON_NEGATIVE)),
+    "Hertz": (contact.Hertz, dict(stiffness=1e6, exponent=1.5),
+              dict(stiffness=LAW_POSITIVE, exponent=LAW_POSITIVE)),
     "HertzLinearDamper": (contact.HertzLinearDamper, dict(stiffness=1e6, exponent=1.5, damping=10.0),
-                          dict(stiffness=POSITIVE, exponent=POSITIVE, damping=NON_NEGATIVE)),
+                          dict(stiffness=LAW_POSITIVE, exponent=LAW_POSITIVE, damping=LAW_NON_NEGATIVE)),
     "HuntCrossley": (contact.HuntCrossley, dict(stiffness=1e6, exponent=1.5, hysteresis=0.1),
-                     dict(stiffness=POSITIVE, exponent=POSITIVE, hysteresis=NON_NEGATIVE)),
+                     dict(stiffness=LAW_POSITIVE, exponent=LAW_POSITIVE, hysteresis=LAW_NON_NEGATIVE)),
     "Coulomb": (contact.Coulomb, dict(coefficient=0.2, regularisation_speed=1e-4),
-                dict(coefficient=NON_NEGATIVE, regularisation_speed=POSITIVE)),
+                dict(coefficient=LAW_NON_NEGATIVE, regularisation_speed=LAW_POSITIVE)),
     "Threlfall": (contact.Threlfall, dict(coefficient=0.2, tolerance_speed=0.01),
-                  dict(coefficient=NON_NEGATIVE, tolerance_speed=POSITIVE)),
+                  dict(coefficient=LAW_NON_NEGATIVE, tolerance_speed=LAW_POSITIVE)),
     "Ambrosio": (contact.Ambrosio, dict(coefficient=0.2, lower_tolerance_speed=1e-4, upper_tolerance_speed=1e-3),
-                 dict(coefficient=NON_NEGATIVE, lower_tolerance_speed=POSITIVE, upper_tolerance_speed=POSITIVE)),
+                 dict(coefficient=LAW_NON_NEGATIVE, lower_tolerance_speed=LAW_POSITIVE,
+                      upper_tolerance_speed=LAW_POSITIVE)),
     "Alciatore": (contact.Alciatore, dict(offset=0.01, amplitude=0.1, decay=1.0, regularisation_speed=3e-3),
-                  dict(offset=NON_NEGATIVE, amplitude=NON_NEGATIVE, decay=NON_NEGATIVE,
-                       regularisation_speed=POSITIVE)),
+                  dict(offset=LAW_NON_NEGATIVE, amplitude=LAW_NON_NEGATIVE, decay=LAW_NON_NEGATIVE,
+                       regularisation_speed=LAW_POSITIVE)),
     "Stribeck": (contact.Stribeck, dict(static_coefficient=0.3, dynamic_coefficient=0.2, viscous_coefficient=0.0,
                                         transition_speed=0.01, regularisation_speed=1e-4),
-                 dict(static_coefficient=NON_NEGATIVE, dynamic_coefficient=NON_NEGATIVE,
-                      viscous_coefficient=NON_NEGATIVE, transition_speed=POSITIVE, regularisation_speed=POSITIVE)),
+                 dict(static_coefficient=LAW_NON_NEGATIVE, dynamic_coefficient=LAW_NON_NEGATIVE,
+                      viscous_coefficient=LAW_NON_NEGATIVE, transition_speed=LAW_POSITIVE,
+                      regularisation_speed=LAW_POSITIVE)),
     "PlanarBody": (mb.PlanarBody, dict(mass=1.0, inertia=0.1), dict(mass=POSITIVE, inertia=POSITIVE)),
     "SpatialBody": (mb.SpatialBody, dict(mass=1.0, inertia=[0.1, 0.1, 0.1]),
                     dict(mass=POSITIVE, inertia=vector(3))),
@@ -59,18 +64,28 @@ CONSTRUCTORS = {
                       dict(amplitude=ANY, frequency=NON_NEGATIVE)),
     "RevolutePlanar": (mb.RevolutePlanar, dict(body_i=None, point_i=(0.0, 0.0), body_j=0, point_j=(0.0, 0.5)),
                        dict(point_i=vector(2), point_j=vector(2))),
-    "Ground": (mb.Ground, dict(body=0, pose=(0.0, 0.0, 0.0)), dict(pose=vector(3))),
+    "Ground": (mb.Ground, dict(body=0, pose=(0.0, 0.0, 0.0)), dict(pose=vector(3, 7))),
+    "Spherical": (mb.Spherical, dict(body_i=None, point_i=(0.0, 0.0, 0.0), body_j=0, point_j=(0.0, 0.0, 0.5)),
+                  dict(point_i=vector(3), point_j=vector(3))),
+    "RevoluteSpatial": (mb.RevoluteSpatial, dict(body_i=None, point_i=(0.0, 0.0, 0.0), axis_i=(0.0, 0.0, 1.0),
+                                                 body_j=0, point_j=(0.0, 0.0, 0.5), axis_j=(0.0, 0.0, 1.0)),
+                        dict(point_i=vector(3), axis_i=vector(3), point_j=vector(3), axis_j=vector(3))),
+    "SphereFace": (mb.SphereFace, dict(body_i=None, face_centre=(0.0, 0.0, 0.0), face_normal=(0.0, 0.0, 1.0),
+                                       face_axis=(1.0, 0.0, 0.0), half_lengths=(0.5, 0.5), body_j=0, radius=0.1),
+                   dict(face_centre=vector(3), face_normal=vector(3), face_axis=vector(3), radius=NON_NEGATIVE)),
+    "Cushion": (mb.Cushion, dict(vertices=[(1.0, -0.5), (1.0, 0.5)], body_j=0, radius=0.03, nose_height=0.04),
+                dict(radius=POSITIVE, nose_height=POSITIVE)),
     "CircleCircle": (mb.CircleCircle, dict(body_i=0, centre_i=(0.0, 0.0), radius_i=0.1, body_j=1,
                                            centre_j=(0.0, 0.0), radius_j=0.1),
                      dict(centre_i=vector(2), radius_i=NON_NEGATIVE, centre_j=vector(2), radius_j=NON_NEGATIVE)),
     "CirclePlane": (mb.CirclePlane, dict(body_i=None, plane_point=(0.0, 0.0), plane_normal=(0.0, 1.0), body_j=0,
                                          radius=0.1),
                     dict(plane_point=vector(2), plane_normal=vector(2), radius=NON_NEGATIVE)),
-    "NewtonRestitution": (mb.NewtonRestitution, dict(restitution=0.5), dict(restitution=POSITIVE)),
+    "NewtonRestitution": (mb.NewtonRestitution, dict(restitution=0.5), dict(restitution=LAW_POSITIVE)),
     "OptimalDamping": (mb.OptimalDamping, dict(stiffness=1e6, exponent=1.5, restitution=0.5),
-                       dict(stiffness=POSITIVE, exponent=POSITIVE, restitution=POSITIVE)),
+                       dict(stiffness=LAW_POSITIVE, exponent=LAW_POSITIVE, restitution=LAW_POSITIVE)),
     "HuntCrossleyImpact": (mb.HuntCrossleyImpact, dict(stiffness=1e6, exponent=1.5, restitution=0.5),
-                           dict(stiffness=POSITIVE, exponent=POSITIVE, restitution=POSITIVE)),
+                           dict(stiffness=LAW_POSITIVE, exponent=LAW_POSITIVE, restitution=LAW_POSITIVE)),
     "Baumgarte": (mb.Baumgarte, dict(alpha=5.0, beta=5.0), dict(alpha=NON_NEGATIVE, beta=NON_NEGATIVE)),
     "AugmentedLagrangian": (mb.AugmentedLagrangian, dict(), dict(penalty=POSITIVE, damping_ratio=NON_NEGATIVE,
                                                                natural_frequency=POSITIVE, tolerance=POSITIVE)),
@@ -86,8 +101,8 @@ def bad_values(kind):
     """Values no field of ``kind`` accepts."""
     shape, bound = kind
     values = [np.nan, np.inf, -np.inf, "1.0", 1 + 2j]
-    if shape == "scalar":
-        values += [np.ones(2), [[1.0]]]
+    if shape in ("scalar", "array"):
+        values += [np.ones(2), [[1.0]]] if shape == "scalar" else [[1.0, np.nan]]
         if bound is not None:
             values.append(-1.0)
     else:

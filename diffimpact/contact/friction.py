@@ -7,8 +7,12 @@ dimension). All laws vanish at zero slip, so the force is continuous there,
 and its Jacobian at v = 0 is the slope of the law at zero speed (the
 regularising viscous slope), not NaN. A negative F_N (a contact that pulls,
 as a damped law can while its bodies separate) loads no friction: ``__call__``
-and ``largest_slope`` take it as 0, so that friction never pushes along the
-slip; ``magnitude`` itself is defined for F_N ≥ 0.
+takes it as 0, so that friction never pushes along the slip. ``continued`` is
+the law's formula at any F_N, the smooth continuation past F_N = 0 that
+``simulate`` integrates through a step in which a contact separates (its
+event then ends the segment where F_N = 0, as the normal law's own force is
+continued past zero): a kink there would cost the step's accuracy.
+``magnitude`` and ``largest_slope`` are the formula's.
 
 Units: F_N in N, speeds in m/s, viscous coefficients in N s/m.
 """
@@ -29,11 +33,6 @@ def _check_ordered(lower_name, lower, upper_name, upper, *, strict):
     return upper + 0.0 * gap
 
 
-def _load(normal_force):
-    """F_N where it presses, 0 where it pulls (the module docstring); F_N's own derivative at 0."""
-    return jnp.where(normal_force >= 0, normal_force, 0.0)
-
-
 class FrictionLaw(eqx.Module):
     """Abstract base of friction laws; see the module docstring."""
 
@@ -42,7 +41,11 @@ class FrictionLaw(eqx.Module):
         """Friction force magnitude (N) at normal force F_N ≥ 0 and slip speed ≥ 0."""
 
     def __call__(self, normal_force, slip_velocity):
-        """Friction force vector (N), −magnitude(F_N, |v|) v/|v|, zero at v = 0."""
+        """Friction force vector (N), −magnitude(F_N, |v|) v/|v|, zero at v = 0; a pulling F_N < 0 taken as 0."""
+        return self.continued(jnp.where(normal_force >= 0, normal_force, 0.0), slip_velocity)
+
+    def continued(self, normal_force, slip_velocity):
+        """−magnitude(F_N, |v|) v/|v| at any F_N, negative included (the module docstring)."""
         return -self._per_speed(normal_force, safe_norm(slip_velocity))[..., None] * slip_velocity
 
     @property
@@ -55,7 +58,6 @@ class FrictionLaw(eqx.Module):
 
     def _per_speed(self, normal_force, slip_speed):
         """magnitude/|v| (N s/m), and at |v| = 0 its limit, the law's slope at zero speed."""
-        normal_force = _load(normal_force)
         moving = slip_speed > 0
         safe_speed = jnp.where(moving, slip_speed, 1.0)
         # magnitude/|v| tends to its slope at zero speed, which keeps the Jacobian exact there.
@@ -74,7 +76,7 @@ class FrictionLaw(eqx.Module):
         v = 0). A slip inside a regularisation band relaxes at this rate over
         the contact's effective mass: ``simulate``'s ``friction_steps``.
         """
-        along = jax.jvp(lambda speed: self.magnitude(_load(normal_force), speed), (slip_speed,),
+        along = jax.jvp(lambda speed: self.magnitude(normal_force, speed), (slip_speed,),
                         (jnp.ones_like(slip_speed),))[1]
         return jnp.maximum(along, self._per_speed(normal_force, slip_speed))
 
@@ -90,8 +92,8 @@ class Coulomb(FrictionLaw):
     regularisation_speed: jnp.ndarray
 
     def __init__(self, coefficient, regularisation_speed=1e-4):
-        self.coefficient = check_range("coefficient", coefficient, 0.0, shape=())
-        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed, shape=())
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
 
     @property
     def band(self):
@@ -114,8 +116,8 @@ class Threlfall(FrictionLaw):
     tolerance_speed: jnp.ndarray
 
     def __init__(self, coefficient, tolerance_speed=0.01):
-        self.coefficient = check_range("coefficient", coefficient, 0.0, shape=())
-        self.tolerance_speed = check_positive("tolerance_speed", tolerance_speed, shape=())
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.tolerance_speed = check_positive("tolerance_speed", tolerance_speed)
 
     @property
     def band(self):
@@ -140,13 +142,13 @@ class Ambrosio(FrictionLaw):
     upper_tolerance_speed: jnp.ndarray
 
     def __init__(self, coefficient, lower_tolerance_speed=1e-4, upper_tolerance_speed=1e-3):
-        self.coefficient = check_range("coefficient", coefficient, 0.0, shape=())
-        self.lower_tolerance_speed = check_positive("lower_tolerance_speed", lower_tolerance_speed, shape=())
+        self.coefficient = check_range("coefficient", coefficient, 0.0)
+        self.lower_tolerance_speed = check_positive("lower_tolerance_speed", lower_tolerance_speed)
         self.upper_tolerance_speed = _check_ordered(
             "lower_tolerance_speed",
             self.lower_tolerance_speed,
             "upper_tolerance_speed",
-            check_positive("upper_tolerance_speed", upper_tolerance_speed, shape=()),
+            check_positive("upper_tolerance_speed", upper_tolerance_speed),
             strict=True,
         )
 
@@ -184,10 +186,10 @@ class Alciatore(FrictionLaw):
     regularisation_speed: jnp.ndarray
 
     def __init__(self, offset=9.951e-3, amplitude=0.108, decay=1.088, regularisation_speed=0.01 / 3):
-        self.offset = check_range("offset", offset, 0.0, shape=())
-        self.amplitude = check_range("amplitude", amplitude, 0.0, shape=())
-        self.decay = check_range("decay", decay, 0.0, shape=())
-        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed, shape=())
+        self.offset = check_range("offset", offset, 0.0)
+        self.amplitude = check_range("amplitude", amplitude, 0.0)
+        self.decay = check_range("decay", decay, 0.0)
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
 
     def coefficient(self, slip_speed):
         """μ(v) = a + b exp(−c v) at the slip speed v (m/s)."""
@@ -223,17 +225,17 @@ class Stribeck(FrictionLaw):
         transition_speed,
         regularisation_speed=1e-4,
     ):
-        self.dynamic_coefficient = check_range("dynamic_coefficient", dynamic_coefficient, 0.0, shape=())
+        self.dynamic_coefficient = check_range("dynamic_coefficient", dynamic_coefficient, 0.0)
         self.static_coefficient = _check_ordered(
             "dynamic_coefficient",
             self.dynamic_coefficient,
             "static_coefficient",
-            check_range("static_coefficient", static_coefficient, 0.0, shape=()),
+            check_range("static_coefficient", static_coefficient, 0.0),
             strict=False,
         )
-        self.viscous_coefficient = check_range("viscous_coefficient", viscous_coefficient, 0.0, shape=())
-        self.transition_speed = check_positive("transition_speed", transition_speed, shape=())
-        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed, shape=())
+        self.viscous_coefficient = check_range("viscous_coefficient", viscous_coefficient, 0.0)
+        self.transition_speed = check_positive("transition_speed", transition_speed)
+        self.regularisation_speed = check_positive("regularisation_speed", regularisation_speed)
 
     @property
     def band(self):

@@ -59,8 +59,8 @@ class KelvinVoigt(NormalForceLaw):
     separates_at_zero_force: ClassVar[bool] = True
 
     def __init__(self, stiffness, damping):
-        self.stiffness = check_positive("stiffness", stiffness, shape=())
-        self.damping = check_range("damping", damping, 0.0, shape=())
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.damping = check_range("damping", damping, 0.0)
 
     @property
     def exponent(self):
@@ -78,8 +78,8 @@ class Hertz(NormalForceLaw):
     separates_at_zero_force: ClassVar[bool] = False
 
     def __init__(self, stiffness, exponent=1.5):
-        self.stiffness = check_positive("stiffness", stiffness, shape=())
-        self.exponent = check_positive("exponent", exponent, shape=())
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
 
     def force(self, penetration, penetration_rate):
         del penetration_rate
@@ -100,9 +100,9 @@ class HertzLinearDamper(NormalForceLaw):
     separates_at_zero_force: ClassVar[bool] = True
 
     def __init__(self, stiffness, exponent, damping):
-        self.stiffness = check_positive("stiffness", stiffness, shape=())
-        self.exponent = check_positive("exponent", exponent, shape=())
-        self.damping = check_range("damping", damping, 0.0, shape=())
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+        self.damping = check_range("damping", damping, 0.0)
 
     def force(self, penetration, penetration_rate):
         return self.damping * penetration_rate + self.stiffness * signed_power(
@@ -125,9 +125,9 @@ class HuntCrossley(NormalForceLaw):
     separates_at_zero_force: ClassVar[bool] = False
 
     def __init__(self, stiffness, exponent, hysteresis):
-        self.stiffness = check_positive("stiffness", stiffness, shape=())
-        self.exponent = check_positive("exponent", exponent, shape=())
-        self.hysteresis = check_range("hysteresis", hysteresis, 0.0, shape=())
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+        self.hysteresis = check_range("hysteresis", hysteresis, 0.0)
 
     def force(self, penetration, penetration_rate):
         return (self.hysteresis * penetration_rate + self.stiffness) * signed_power(

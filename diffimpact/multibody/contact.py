@@ -142,7 +142,7 @@ def _force_parts(contact, pose_i, pose_j, rate_i, rate_j):
         normal = contact.geometry.normal(pose_i, pose_j)
         return normal, _normal_force(contact, pose_i, pose_j, rate_i, rate_j), jnp.zeros_like(normal)
     normal, normal_force, _, slip = _slip(contact, pose_i, pose_j, rate_i, rate_j)
-    return normal, normal_force, contact.friction(normal_force, slip)
+    return normal, normal_force, contact.friction.continued(normal_force, slip)
 
 
 def _least_moment(inertia):

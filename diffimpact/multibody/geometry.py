@@ -343,20 +343,15 @@ class SphereFace(Geometry):
 
     def __init__(self, body_i, face_centre, face_normal, face_axis, half_lengths, body_j, centre=None, radius=0.0):
         self.body_i, self.body_j = _body_index("body_i", body_i), _body_index("body_j", body_j)
-        self.face_centre = check_range("face_centre", face_centre)
-        self.face_normal = unit_vector("face_normal", face_normal)
-        axis = check_range("face_axis", face_axis)
+        spatial = " (SphereFace is spatial)"
+        self.face_centre = check_range("face_centre", face_centre, shape=(3,), hint=spatial)
+        self.face_normal = unit_vector("face_normal", check_range("face_normal", face_normal, shape=(3,), hint=spatial))
+        axis = check_range("face_axis", face_axis, shape=(3,), hint=spatial)
         self.face_axis = unit_vector("face_axis (in the face plane)", axis - (axis @ self.face_normal) * self.face_normal)
-        self.half_lengths = check_range("half_lengths", half_lengths, 0.0, low_open=True)
-        if self.half_lengths.shape != (2,):
-            raise ValueError(f"half_lengths must be (a, b); got shape {self.half_lengths.shape}")
-        self.centre = _optional_point("centre", centre)
+        self.half_lengths = check_range("half_lengths", half_lengths, 0.0, low_open=True, shape=(2,),
+                                        hint=": (a, b)")
+        self.centre = None if centre is None else check_range("centre", centre, shape=(3,), hint=spatial)
         self.radius = check_range("radius", radius, 0.0, shape=())
-        _same_dimension(
-            face_centre=self.face_centre, face_normal=self.face_normal, face_axis=self.face_axis, centre=self.centre
-        )
-        if self.face_centre.shape != (3,):
-            raise ValueError("SphereFace is spatial: its vectors must have 3 components")
 
     def normal(self, pose_i, pose_j):
         return orientation(pose_i) @ self.face_normal

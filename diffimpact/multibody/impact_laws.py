@@ -17,7 +17,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from diffimpact._validation import check_positive, check_range, check_shape
+from diffimpact._validation import check_positive, check_range
 from diffimpact.contact import damping_factors
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley
 from diffimpact.impact.damping import _check_exponent_restitution, _check_method, _optimal_damping, damping_scale
@@ -71,10 +71,8 @@ class OptimalDamping(ImpactLaw):
     def __init__(self, stiffness, exponent, restitution, method="exact"):
         _check_method(method)
         # the ranges of ``optimal_damping`` for this method, checked now rather than at the first impact
-        exponent, restitution = _check_exponent_restitution(exponent, restitution, method)
-        self.exponent, self.restitution = check_shape("exponent", exponent, ()), check_shape(
-            "restitution", restitution, ())
-        self.stiffness = check_positive("stiffness", stiffness, shape=())
+        self.exponent, self.restitution = _check_exponent_restitution(exponent, restitution, method)
+        self.stiffness = check_positive("stiffness", stiffness)
         self.unit_damping = None
         self.method = method
 
@@ -119,9 +117,9 @@ class HuntCrossleyImpact(ImpactLaw):
     def __init__(self, stiffness, exponent, restitution, factor="flores"):
         if factor not in HUNT_CROSSLEY_FACTORS:
             raise ValueError(f"factor must be one of {sorted(HUNT_CROSSLEY_FACTORS)}; got {factor!r}")
-        self.stiffness = check_positive("stiffness", stiffness, shape=())
-        self.exponent = check_positive("exponent", exponent, shape=())
-        self.restitution = check_range("restitution", restitution, 0.0, 1.0, low_open=True, shape=())
+        self.stiffness = check_positive("stiffness", stiffness)
+        self.exponent = check_positive("exponent", exponent)
+        self.restitution = check_range("restitution", restitution, 0.0, 1.0, low_open=True)
         self.factor = factor
 
     def at_impact(self, effective_mass, impact_velocity):
@@ -195,7 +193,7 @@ class NewtonRestitution(RigidImpact):
 
     def __init__(self, restitution, *, proximity=0.0):
         super().__init__(newton.impact, proximity=proximity,
-                         restitution=check_range("restitution", restitution, 0.0, 1.0, shape=()))
+                         restitution=check_range("restitution", restitution, 0.0, 1.0))
 
 
 #: What the contact-onset hook knows of the models of ``diffimpact.impulse``: the contact dimensions each resolves,

@@ -259,7 +259,7 @@ def simulate(
         error allows it and reduced where it does not (e.g. at a contact
         onset). Not with ``dt``.
     max_steps : cap on solver steps.
-    constraint_tolerance : largest accepted initial constraint residual.
+    constraint_tolerance : largest accepted initial constraint residual, > 0.
     progress : show a tqdm progress bar of the simulated time, one for the whole run, never going back
         (``_progress``); derivatives and ``jax.vmap`` pass through it.
     adjoint : how diffrax differentiates the solves: ``None`` (default) for
@@ -371,7 +371,7 @@ def simulate(
             f"got {state0.q.shape} and {state0.v.shape}"
         )
     state0 = State(*(check_range(f"state0.{name}", getattr(state0, name)) for name in ("q", "v", "t")))
-    state0 = check_initial_state(model, state0, constraint_tolerance)
+    state0 = check_initial_state(model, state0, float(check_positive("constraint_tolerance", constraint_tolerance)))
     if solver is None:
         solver = dfx.Tsit5()
     elif not isinstance(solver, dfx.AbstractSolver):
@@ -404,8 +404,7 @@ def simulate(
             controller = _SpinController(controller)
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint, _tunables())
-    if not isinstance(max_events, int) or max_events < 0:
-        raise ValueError(f"max_events must be a non-negative int; got {max_events!r}")
+    max_events = check_count("max_events", max_events)
     _check_impact_laws_open(model, state0)
     _warn_deep_overlaps(model, state0)
     if near_distance is not None:

@@ -513,6 +513,13 @@ def test_bodies_that_start_deeply_overlapping_are_warned_with_the_overlap(overla
         assert f"model.forces[0] (contact 0 of the family, bodies 0 and 1): penetration {overlap:.4g} m" in messages[0]
 
 
+@pytest.mark.parametrize("max_events, error", [(-1, ValueError), (True, TypeError), (2.5, TypeError)])
+def test_max_events_must_be_a_count(max_events, error):
+    with pytest.raises(error, match="max_events must be an int >= 0"):
+        simulate(Model(discs(2), forces=[pair(0, 1)]), State([0.0, 0.0, 0.0, 0.1, 0.0, 0.0], np.zeros(6)), [1e-3],
+                 LagrangeMultipliers(), max_events=max_events)
+
+
 @pytest.mark.parametrize("event_tol", [-1.0, 0.0, 1.0, np.nan, np.inf])
 def test_event_tol_out_of_range_is_named(event_tol):
     """(A negative or NaN tolerance reached optimistix's bisection, whose message names none of the arguments.)"""

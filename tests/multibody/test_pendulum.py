@@ -201,6 +201,7 @@ def test_a_state_that_is_not_finite_is_named(field, value):
         (dict(rtol=-1.0), "rtol must be finite and in"),
         (dict(rtol=np.nan), "rtol must be finite and in"),
         (dict(rtol=1.0), r"rtol must be finite and in \(0, 1\)"),
+        (dict(constraint_tolerance=-1.0), r"constraint_tolerance must be finite and in \(0, inf\)"),
         (dict(rtol=10.0, atol=10.0), r"rtol must be finite and in \(0, 1\)"),
         (dict(atol=0.0), "atol must be finite and in"),
         (dict(max_steps=0), "max_steps must be an int >= 1"),
