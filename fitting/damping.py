@@ -36,14 +36,14 @@ import optax
 from tqdm.auto import tqdm
 
 from diffimpact.impact import damping as od
-from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
+from diffimpact.io import data_file, figure, save_figure, write_csv, write_json
 from fitting.checkpoint import Checkpoint, file_digest
 from fitting.data import Column, DataError, Schema, load_csv
 from fitting.fit import convergence_warnings, fit
 from fitting.parameters import Free
 
 NAME = "damping"
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / "data" / "damping_lambda.csv"
+DEFAULT_DATA = data_file("damping_lambda.csv")
 SCHEMA = Schema(
     NAME,
     (

@@ -47,7 +47,7 @@ import numpy as np
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impact.central import central_impact
 from diffimpact.impact.damping import optimal_damping
-from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
+from diffimpact.io import figure, save_figure, write_csv, write_json
 from fitting.data import Column, Schema, load_csv, time_order
 from fitting.fit import convergence_warnings, fit
 from fitting.parameters import Positive, UnitInterval

@@ -52,8 +52,8 @@ from diffimpact.contact.damping_factors import flores
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley
 from diffimpact.impact.central import central_impact
 from diffimpact.impact.damping import optimal_damping
+from diffimpact.io import figure, save_figure, write_csv, write_json
 from diffimpact.multibody import LagrangeMultipliers, simulate
-from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from diffimpact.scenes import two_pendulum as tp
 from fitting.checkpoint import Checkpoint, resumable_map
 from fitting.sensitivity import as_function_of_values, finite_difference_jacobian, jacobian

@@ -52,8 +52,8 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact.io import figure, save_figure, write_csv, write_json
 from diffimpact.multibody import LagrangeMultipliers, simulate
-from diffimpact.reproduce._io import figure, save_figure, write_csv, write_json
 from diffimpact.scenes import two_pendulum as tp
 from fitting.data import Column, Schema, load_csv, time_order
 from fitting.fit import convergence_warnings, fit, levenberg_marquardt

@@ -32,7 +32,7 @@ from diffimpact.multibody import (
     LagrangeMultipliers,
     simulate,
 )
-from diffimpact.reproduce._io import figure, save_figure, write_csv
+from diffimpact.io import figure, save_figure, write_csv
 from diffimpact.scenes import double_pendulum as dp
 
 #: Simulated time with the obstacle (s); the paper does not state its own (see the module docstring).

@@ -78,8 +78,8 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact.io import figure, save_figure, write_csv, write_events
 from diffimpact.reproduce import table
-from diffimpact.reproduce._io import figure, save_figure, write_csv, write_events
 from diffimpact.reproduce.double_pendulum import COLOURS, FORMULATION_LABELS, FORMULATIONS
 from diffimpact.scenes import billiard
 

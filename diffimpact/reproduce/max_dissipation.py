@@ -52,11 +52,12 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import brentq
 
 from diffimpact.impulse import max_dissipation, rigid_spheres
-from diffimpact.reproduce._io import figure, plt, save_figure, write_csv
+from diffimpact.io import figure, save_figure, write_csv
 
 ACADEMIC = dict(dx=10.0, dy=1.0, dz=1.0, mx=0.03, my=65.0, mz=50.0, friction=3.7,
                 normal=(0.25, 0.36, -0.9), velocity=(0.06, 0.7, 0.23))

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diffimpact.reproduce._io import figure, save_figure, write_csv
+from diffimpact.io import figure, save_figure, write_csv
 
 #: Example 1 (Table A1): the childproof brick and its single-point impact.
 BRICK = dict(mass=2.0, inertia=(0.167, 0.133, 0.0867), half_extents=(0.2, 0.3, 0.4), sphere_radius=0.1)

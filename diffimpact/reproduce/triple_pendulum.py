@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diffimpact.reproduce._io import figure, save_figure, write_csv
+from diffimpact.io import figure, save_figure, write_csv
 from diffimpact.reproduce._timing import timed
 
 #: Example 4: the triple pendulum and its sphere (SI units).

@@ -11,8 +11,8 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact.io import figure, save_figure, write_csv
 from diffimpact.multibody import LagrangeMultipliers, simulate
-from diffimpact.reproduce._io import figure, save_figure, write_csv
 from diffimpact.scenes import two_pendulum as tp
 
 LABELS = {"optimal": "eq. (50), optimal damping", "hunt_crossley": "Hunt–Crossley, eq. (16)", "newton": "Newton, impulse–momentum"}

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from diffimpact.cli import main
+from diffimpact.io import read_csv
 from diffimpact.reproduce import damping
-from diffimpact.reproduce._io import read_csv
 
 
 @pytest.mark.slow  # a study of hundreds of exact solves; eq. (49)'s scaling is checked in the default run by
