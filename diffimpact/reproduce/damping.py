@@ -91,6 +91,10 @@ def plot_scaling(study, name, axes):
 
 
 def run_scaling(out, quick=False, progress=True):
+    """Write ``damping-scaling.csv`` (the fitted slopes beside eq. (35)) and ``damping-scaling.png``; return a summary.
+
+    About 1 min on a 2-core machine, compiling included (``quick``: about 15 s).
+    """
     study = scaling_study(quick, progress=progress)
     n = study["exponent"]
     columns = {"n": n}
@@ -126,6 +130,8 @@ def run_lambda(out, quick=False, progress=True):
     The grid is the input of ``diffimpact fit damping`` (the α(n), β(n) fits
     of eqs. (45)–(47)); the plot shows the exact ĉ(n, e) beside the paper's
     closed form ĉ = α(n)(e^β(n) − 1) of eqs. (45)–(47).
+
+    About 2 min on a 2-core machine, compiling included (``quick``: about 15 s).
     """
     out = Path(out)
     grid = lambda_grid(quick, progress)
@@ -190,6 +196,11 @@ def plot_verification(study, axes):
 
 
 def run_verification(out, quick=False, progress=True):
+    """Write ``damping-verification.csv`` (the worst |e_out − e| per e and method) and ``damping-verification.png``;
+    return a summary.
+
+    About 2 min on a 2-core machine, compiling included (``quick``: about 25 s).
+    """
     study = verification_study(quick, progress=progress)
     write_csv(
         Path(out) / "damping-verification.csv",
@@ -241,6 +252,10 @@ def plot_kelvin_voigt(study, axes):
 
 
 def run_kelvin_voigt(out, quick=False, progress=True):
+    """Write ``damping-kelvin-voigt.csv`` and ``damping-kelvin-voigt.png``; return a summary.
+
+    About 30 s on a 2-core machine, compiling included (``quick``: about 10 s).
+    """
     study = kelvin_voigt_study(quick, progress)
     paper, improved = study["paper"], study["improved"]
     write_csv(
@@ -301,6 +316,11 @@ def improved_comparison(quick=False, progress=True):
 
 
 def run_improved(out, quick=False, progress=True):
+    """Write ``damping-improved-coefficients.json`` (the refitted coefficients beside those in use),
+    ``damping-improved.csv`` and ``damping-improved.png``; return a summary.
+
+    About 2 min on a 2-core machine, compiling included (``quick``: about 35 s).
+    """
     out = Path(out)
     coefficients = improved_fit(quick, progress)
     write_json(

@@ -193,7 +193,10 @@ def _plus_run(W, u, friction, restitution, theta):
 
 
 def run_brick(out, quick=False):
-    """Write ``plus-brick.csv`` and ``.png`` (Example 1, Figs. 8–10); return a summary."""
+    """Write ``plus-brick.csv`` and ``.png`` (Example 1, Figs. 8–10); return a summary.
+
+    About 20 s on a 2-core machine, compiling included (``quick``: about 10 s).
+    """
     from diffimpact.impulse import plus
 
     out = Path(out)
@@ -364,7 +367,10 @@ def compliant_cradle(times, stiffness=EXAMPLE_3["stiffness"], gap=EXAMPLE_3["gap
 
 
 def run_cradle(out, quick=False):
-    """Write ``plus-cradle.csv`` and ``.png`` (Example 3, Fig. 14, Table 2); return a summary."""
+    """Write ``plus-cradle.csv`` and ``.png`` (Example 3, Fig. 14, Table 2); return a summary.
+
+    About 15 s on a 2-core machine, compiling included (``quick``: about 10 s).
+    """
     import jax
 
     from diffimpact.impulse import plus, poisson
@@ -540,7 +546,10 @@ def _body_velocity(points, impulses, rotation):
 
 
 def run_four_points(out, quick=False):
-    """Write ``plus-brick-four-points.csv`` and ``.png`` (Example 2, Figs. 11–13); return a summary."""
+    """Write ``plus-brick-four-points.csv`` and ``.png`` (Example 2, Figs. 11–13); return a summary.
+
+    About 30 s on a 2-core machine, compiling included (``quick``: about 5 s).
+    """
     from diffimpact.impulse import plus
 
     out = Path(out)
