@@ -214,7 +214,7 @@ def deflection_parameters(**changes):
 def run_deflection(out, quick=False):
     """Write ``billiards-deflection.csv`` and ``billiards-deflection.png``; return a summary.
 
-    About 1 min on a 2-core machine, compiling included (``quick``: about 20 s).
+    About 1.5 min on a 2-core machine, compiling included (``quick``: about 1 min).
     """
     out = Path(out)
     fractions = FRACTIONS[1::2] if quick else FRACTIONS

@@ -186,7 +186,7 @@ def run(out, quick=False, names=tuple(FORMULATIONS)):
 
     ``names`` selects formulations (keys of ``FORMULATIONS``); returns a summary.
 
-    About 2 min on a 2-core machine, compiling included (``quick``: about 1 min).
+    About 2.5 min on a 2-core machine, compiling included (``quick``: about 1.5 min).
     """
     _check_names(names)
     out = Path(out)

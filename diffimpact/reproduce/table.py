@@ -185,7 +185,7 @@ def integrate(model, state, times, max_events, formulation=None, max_step=None, 
 def run(out, quick=False):
     """Write ``break.csv``, ``break-events.csv`` and ``break.png``; returns a summary.
 
-    About 1.5 min on a 2-core machine, compiling included (``quick``: about 35 s).
+    About 1.5 min on a 2-core machine, compiling included (``quick``: about 1 min).
     """
     out = Path(out)
     p = billiard.Parameters()
