@@ -18,6 +18,7 @@ a Ctrl-C with its one line from the start.
 """
 
 import importlib
+import importlib.metadata
 import os
 import platform
 import sys
@@ -44,10 +45,11 @@ _cap_cpu_isa()
 _EXPORTS = {"contact": None, "impact": None, "multibody": None, "central_impact": "impact",
             "optimal_damping": "impact", "damping_lambda": "impact"}
 __all__ = list(_EXPORTS)
-__version__ = "0.1.0"
 
 
 def __getattr__(name):
+    if name == "__version__":  # the installed distribution's, from pyproject.toml
+        return importlib.metadata.version("diffimpact")
     if name not in _EXPORTS:
         raise AttributeError(f"module 'diffimpact' has no attribute {name!r}")
     module = importlib.import_module(f"diffimpact.{_EXPORTS[name] or name}")

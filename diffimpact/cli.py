@@ -35,23 +35,22 @@ import time
 from pathlib import Path
 
 
-def _reproduction_options(args, run):
-    del args, run
-    return {}
-
-
-def _fit_options(args, run):
-    if args.data is None and not args.drop_bad_rows:
-        return {}
-    if "data" not in inspect.signature(run).parameters:
-        return f"--data and --drop-bad-rows do not apply to {args.name}"
-    if args.data is not None:
+def _options(args, run):
+    """The keyword arguments of ``run`` from the command line: ``--data`` and ``--drop-bad-rows`` where the study
+    takes them, ``progress=False`` under ``--quiet``; an error message (str) for a ``--data`` that is no file."""
+    options = {}
+    if args.quiet and "progress" in inspect.signature(run).parameters:
+        options["progress"] = False
+    if getattr(args, "data", None) is not None:
         from fitting.data import file_problem
 
         problem = file_problem(args.data)
         if problem is not None:
             return f"--data {args.data}: {problem}"
-    return {"data": args.data, "drop_bad_rows": args.drop_bad_rows}
+        options["data"] = args.data
+    if getattr(args, "drop_bad_rows", False):
+        options["drop_bad_rows"] = True
+    return options
 
 
 def _check_out(out):
@@ -75,29 +74,26 @@ def _check_out(out):
 
 
 def _registry(command):
+    """The studies of ``command`` ("reproduce" or "fit"): name -> (run function, one-line description)."""
     if command == "reproduce":
         from diffimpact.reproduce import REPRODUCTIONS
 
-        return REPRODUCTIONS, _reproduction_options
+        return REPRODUCTIONS
     # The CLI is the application layer: it alone reaches into the ``fitting``
     # package, lazily; the diffimpact library never imports it.
     from fitting.studies import FITS
 
-    return FITS, _fit_options
+    return FITS
 
 
-def _run(args):
-    registry, options_for = _registry(args.command)
+def _run(args, registry):
     if args.list or args.name is None:
         width = max(map(len, registry))
         for name, (_, description) in registry.items():
             print(f"{name:<{width}}  {description}")
         return 0
-    if args.name not in registry:
-        print(f"unknown {args.command} name {args.name!r}; choose from: {', '.join(registry)}", file=sys.stderr)
-        return 2
     run, description = registry[args.name]
-    options = options_for(args, run)
+    options = _options(args, run)
     if isinstance(options, str):
         print(options, file=sys.stderr)
         return 2
@@ -245,33 +241,86 @@ def _import_jax():
 INTERRUPTED = 130
 
 
-def main(argv=None):
-    """Run the command line ``argv`` (``sys.argv[1:]`` when ``None``) and return its exit status.
+#: The commands that run a study of a registry (``_registry``), what they do, and what ``--quick`` does in each.
+_STUDY_COMMANDS = {
+    "reproduce": ("run a published experiment; writes DIR/NAME.csv and DIR/NAME.png", "coarse grids, for a fast look"),
+    "fit": ("run a parameter fit; writes JSON, CSV and PNG into --out", "fewer data points and steps, for a fast look"),
+}
 
-    As the ``diffimpact`` command (``argv`` ``None``) an interrupted run ends the process at once with
-    status 130, skipping the interpreter's teardown (see the module docstring).
-    """
-    parser = argparse.ArgumentParser(prog="diffimpact", description="Differentiable contact and impact simulation.")
+
+class _Parser(argparse.ArgumentParser):
+    """The command line's parser: bad input is one line on stderr naming the command, and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+class _NotTaken(argparse.Action):
+    """``--data`` or ``--drop-bad-rows`` given to a fit that reads no measurements: an error naming the fits that do."""
+
+    def __init__(self, option_strings, dest, takers, **kwargs):
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+        self.takers = takers
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} does not apply to this fit; the fits that take it: {', '.join(self.takers)}")
+
+
+def _takes_data(run):
+    return "data" in inspect.signature(run).parameters
+
+
+def _page(run, description):
+    """The help page of a study: its description, the docstring of its run function (what it does, how long it
+    takes, the files it writes) and, for a fit that reads measurements, the CSV columns of its module's ``SCHEMA``."""
+    parts = [f"{description}.", inspect.getdoc(run)]
+    if _takes_data(run):
+        schema = getattr(inspect.getmodule(run), "SCHEMA", None)
+        parts.append(schema and f"--data: {schema.describe()}")
+    return "\n\n".join(part for part in parts if part).replace("``", "")
+
+
+def _add_studies(parser, command, registry):
+    """One subcommand per study of ``registry``, each with its own help page."""
+    parser.add_argument("--list", action="store_true", help="list the studies (also shown with no NAME)")
+    studies = parser.add_subparsers(dest="name", metavar="NAME", title="studies (diffimpact "
+                                    f"{command} NAME --help: what it does, how long it takes, the files it writes)")
+    takers = [name for name, (run, _) in registry.items() if _takes_data(run)]
+    for name, (run, description) in registry.items():
+        study = studies.add_parser(name, help=description.replace("%", "%%"), description=_page(run, description),
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+        study.add_argument("--out", default="out", help="output directory (default: out)")
+        study.add_argument("--quick", action="store_true", help=_STUDY_COMMANDS[command][1])
+        study.add_argument("--quiet", action="store_true", help="no progress bars (the summary lines are printed)")
+        if name in takers:
+            study.add_argument("--data", metavar="CSV", help="your own measurements (the columns above)")
+            study.add_argument("--drop-bad-rows", action="store_true",
+                               help="drop invalid rows of --data (reported) instead of failing")
+        elif command == "fit":
+            study.add_argument("--data", action=_NotTaken, takers=takers)
+            study.add_argument("--drop-bad-rows", action=_NotTaken, takers=takers, nargs=0)
+
+
+def _parser(study_command=None, registry=None):
+    """The command line's parser; the studies of ``registry`` as subcommands of ``study_command``."""
+    import diffimpact
+
+    parser = _Parser(prog="diffimpact", description="Differentiable contact and impact simulation.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {diffimpact.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    reproduce = commands.add_parser("reproduce", help="run a published experiment; writes DIR/NAME.csv and DIR/NAME.png")
-    reproduce.add_argument("name", nargs="?", help="which reproduction (see --list)")
-    reproduce.add_argument("--out", default="out", help="output directory (default: out)")
-    reproduce.add_argument("--quick", action="store_true", help="coarse grids, for a fast look")
-    reproduce.add_argument("--list", action="store_true", help="list the reproductions")
-    fit = commands.add_parser("fit", help="run a parameter fit; writes JSON, CSV and PNG into --out")
-    fit.add_argument("name", nargs="?", help="which fit (see --list)")
-    fit.add_argument("--out", default="out", help="output directory (default: out)")
-    fit.add_argument("--quick", action="store_true", help="fewer data points and steps, for a fast look")
-    fit.add_argument("--list", action="store_true", help="list the fits")
-    fit.add_argument("--data", metavar="CSV", help="your own measurements (columns per fit: see data/README.md)")
-    fit.add_argument("--drop-bad-rows", action="store_true", help="drop invalid rows of --data (reported) instead of failing")
+    for command, (summary, _) in _STUDY_COMMANDS.items():
+        studies = commands.add_parser(command, help=summary, description=summary)
+        if command == study_command:
+            _add_studies(studies, command, registry)
     shot = commands.add_parser(
         "shot", help="play a shot of the cue ball on the full table; writes shot.csv, shot-events.csv and shot.png",
         description="A shot on the full table of Gismeros Moreno et al. 2022 (WPA 9-ft, six cushions, six pockets): "
                     "the cue ball struck at --speed along --aim, or at the ghost-ball point that sends the first "
                     "object ball into --pocket. With no --ball: the yellow ball at (0.9, 0.3) m into the foot-left "
                     "pocket. Coordinates: the origin in the middle of the table, x from the head to the foot "
-                    "(|x| <= 1.27 m), y to the left seen from the head (|y| <= 0.635 m).")
+                    "(|x| <= 1.27 m), y to the left seen from the head (|y| <= 0.635 m). No --quick: the shot is "
+                    "one run of the table, about a minute the first time (most of it compiling); --duration "
+                    "shortens it.")
     shot.add_argument("--cue", nargs=2, type=float, metavar=("X", "Y"), help="the cue ball's centre (m; default: the head spot, -0.635 0)")
     shot.add_argument("--ball", nargs=2, type=float, action="append", metavar=("X", "Y"),
                       help="an object ball at rest (m); repeat for more (yellow, blue, red, ... in that order)")
@@ -302,17 +351,40 @@ def main(argv=None):
                            "ball_restitution, cloth_friction, cushion_friction, ball_modulus; a wrong NAME lists "
                            "them), in forward mode with friction_steps and contact_steps (shot-sensitivity.csv)")
     shot.add_argument("--out", default="out", help="output directory (default: out)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line ``argv`` (``sys.argv[1:]`` when ``None``) and return its exit status.
+
+    As the ``diffimpact`` command (``argv`` ``None``) an interrupted run ends the process at once with
+    status 130, skipping the interpreter's teardown (see the module docstring). ``--help`` and ``--version`` exit
+    (``SystemExit``) with status 0, and bad arguments with status 2.
+    """
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # the command and the study it names are its first two words; only a study's registry imports JAX
+    command, name = ([word for word in arguments if not word.startswith("-")][:2] + [None, None])[:2]
+    label = f"diffimpact {command}{f' {name}' if command in _STUDY_COMMANDS and name else ''}"
+    args = None
     previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
     try:  # from the first import of JAX on: ``import diffimpact`` itself loads none (see the package docstring)
         import diffimpact  # noqa: F401  (enables float64 before any computation)
 
-        _import_jax()
-        status = _shot(args) if args.command == "shot" else _run(args)
+        registry = None
+        if command in _STUDY_COMMANDS:
+            _import_jax()
+            registry = _registry(command)
+        if registry is not None and name is not None and name not in registry:
+            print(f"unknown {command} name {name!r}; choose from: {', '.join(registry)}", file=sys.stderr)
+            status = 2
+        else:
+            args = _parser(command, registry).parse_args(arguments)
+            _import_jax()
+            status = _shot(args) if args.command == "shot" else _run(args, registry)
     except KeyboardInterrupt:
-        name = f" {args.name}" if getattr(args, "name", None) else ""
-        print(f"diffimpact {args.command}{name}: interrupted; files already written in {args.out} are complete",
-              file=sys.stderr)
+        out = getattr(args, "out", None)
+        written = "" if out is None else f"; files already written in {out} are complete"
+        print(f"{label}: interrupted{written}", file=sys.stderr)
         status = INTERRUPTED
     finally:
         sys.unraisablehook = previous_hook

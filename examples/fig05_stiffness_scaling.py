@@ -7,8 +7,8 @@ from pathlib import Path
 
 from _common import parse
 
+from diffimpact.io import figure, save_figure
 from diffimpact.reproduce import damping
-from diffimpact.reproduce._io import figure, save_figure
 
 args = parse(__doc__.splitlines()[0])
 study = damping.scaling_study(args.quick, names=("stiffness",))

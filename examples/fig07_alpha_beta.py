@@ -9,7 +9,7 @@ from pathlib import Path
 
 from _common import parse
 
-from diffimpact.reproduce._io import figure, save_figure
+from diffimpact.io import figure, save_figure
 from fitting import damping
 
 args = parse(__doc__.splitlines()[0])

@@ -2,7 +2,7 @@
 
 ``Checkpoint(path, meta)`` holds ``{key: result}`` of the items already done.
 Each ``save(key, result)`` rewrites the file atomically (temporary file, then
-rename, by ``diffimpact.reproduce._io.write_json``), so an interruption loses
+rename, by ``diffimpact.io.write_json``), so an interruption loses
 at most the item in progress and never leaves a torn file. On restart the same
 ``meta`` (what the results depend on: input file hash, settings) resumes the
 finished items; a different ``meta`` starts afresh, since the old results
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diffimpact.reproduce._io import write_json
+from diffimpact.io import write_json
 
 FORMAT_VERSION = 1
 

@@ -93,9 +93,10 @@ class Schema:
     def describe(self):
         """One line per column: name, unit, allowed range and meaning."""
         lines = [f"CSV columns of {self.name} (header on line 1; other columns are ignored):"]
+        width = max(16, *(len(c.name) for c in self.columns))
         for c in self.columns:
             meaning = f"(optional) {c.description}" if c.optional else c.description
-            lines.append(f"  {c.name:<16s} unit {c.unit or '-':<8s} in {c.domain():<14s} {meaning}")
+            lines.append(f"  {c.name:<{width}s} unit {c.unit or '-':<8s} in {c.domain():<14s} {meaning}")
         return "\n".join(lines)
 
 

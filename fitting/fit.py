@@ -53,7 +53,7 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
-from diffimpact.reproduce._io import write_json
+from diffimpact.io import write_json
 from fitting.losses import irls_weights, loss_function, weighted_residuals
 from fitting.parameters import parametrise
 

@@ -1,11 +1,15 @@
 """The command line: listing, unknown names, bad arguments (no solves), Ctrl-C."""
 
+import inspect
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from diffimpact.cli import main
 
@@ -299,3 +303,82 @@ def test_ctrl_c_during_the_import_of_jax_is_held_until_it_is_over(tmp_path):
     child = subprocess.run([sys.executable, "-c", _IMPORT_INTERRUPTED], cwd=root, capture_output=True, text=True,
                            timeout=60, env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{root}"})
     assert child.stdout.splitlines() == ["import finished", "KeyboardInterrupt after the import: True"], child.stderr
+
+
+def test_version_is_the_installed_distributions(capsys):
+    import importlib.metadata
+
+    import diffimpact
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"diffimpact {importlib.metadata.version('diffimpact')}\n"
+    assert diffimpact.__version__ == importlib.metadata.version("diffimpact")
+
+
+def test_python_m_diffimpact_is_the_command_line():
+    root = Path(__file__).resolve().parents[1]
+    child = subprocess.run([sys.executable, "-m", "diffimpact", "--version"], cwd=root, capture_output=True,
+                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+    assert (child.returncode, child.stdout.split()[0], child.stderr) == (0, "diffimpact", "")
+
+
+@pytest.mark.parametrize("command", ["reproduce", "fit"])
+def test_every_study_has_a_help_page_with_its_run_time_and_files(command, capsys):
+    from diffimpact.reproduce import REPRODUCTIONS
+    from fitting.studies import FITS
+
+    registry = {"reproduce": REPRODUCTIONS, "fit": FITS}[command]
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    listing = " ".join(capsys.readouterr().out.split())
+    for name, (run, description) in registry.items():
+        assert f"{name} {' '.join(description.split()[:4])}" in listing
+        with pytest.raises(SystemExit) as exit_:
+            main([command, name, "--help"])
+        page = capsys.readouterr().out
+        assert exit_.value.code == 0
+        usage = f"usage: diffimpact {command} {name} [-h] [--out OUT] [--quick] [--quiet]"
+        assert " ".join(page.split()).startswith(usage)
+        assert description in page and re.search(r"(?i)writes? .+\.(csv|json|png)", page), page
+        assert re.search(r"quick: about [0-9.]+ (s|min)", page), page
+        takes_data = "data" in inspect.signature(run).parameters
+        assert ("--data CSV" in page) == ("--drop-bad-rows" in page) == takes_data
+        if takes_data:
+            assert inspect.getmodule(run).SCHEMA.describe() in page
+
+
+def test_data_is_refused_at_parse_time_where_a_study_takes_none(tmp_path, capsys):
+    from fitting.studies import FITS
+
+    takers = [name for name, (run, _) in FITS.items() if "data" in inspect.signature(run).parameters]
+    assert "sensitivity" not in takers and "cushion" in takers
+    for option in (["--data", "x.csv"], ["--drop-bad-rows"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(["fit", "sensitivity", *option, "--out", str(tmp_path / "out")])
+        assert exit_.value.code == 2
+        assert capsys.readouterr().err == (f"diffimpact fit sensitivity: {option[0]} does not apply to this fit; "
+                                           f"the fits that take it: {', '.join(takers)}\n")
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "break", "--data", "x.csv"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "diffimpact: unrecognized arguments: --data x.csv\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_quiet_turns_the_progress_bars_off_and_keeps_the_summary(monkeypatch, tmp_path, capsys):
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    def run(out, quick=False, progress=True):
+        return f"progress={progress}"
+
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (run, "test"))
+    for quiet, progress in (([], True), (["--quiet"], False)):
+        assert main(["reproduce", "damping-scaling", *quiet, "--out", str(tmp_path)]) == 0
+        assert capsys.readouterr().out.splitlines()[1] == f"progress={progress}"
+
+
+def test_no_name_lists_the_studies(capsys):
+    assert main(["fit"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("impact-stiffness  recover k and e")

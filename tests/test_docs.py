@@ -19,6 +19,7 @@ API_PAGES = {
     "multibody": "diffimpact.multibody",
     "scenes": "diffimpact.scenes",
     "reproduce": "diffimpact.reproduce",
+    "io": "diffimpact.io",
     "fitting": "fitting",
 }
 

@@ -44,11 +44,10 @@ import numpy as np
 
 from diffimpact.contact import Alciatore, Threlfall
 from diffimpact.impulse import alciatore, mathavan_2010
+from diffimpact.io import data_file, figure, save_figure, write_csv
 from diffimpact.multibody import LagrangeMultipliers, State, simulate
-from diffimpact.reproduce._io import figure, save_figure, write_csv
 from diffimpact.scenes import billiard
 
-DATA = Path(__file__).resolve().parents[2] / "data"
 MPH = 0.44704  # m/s
 HEAD_ON_SPEEDS = np.linspace(0.25, 3.5, 14)
 OBLIQUE_ANGLES_DEG = np.arange(5.0, 91.0, 5.0)
@@ -89,7 +88,10 @@ def _straight_shot():
 
 
 def run_cushion(out, quick=False):
-    """Write ``billiards-cushion.csv``, ``billiards-cushion-shot.csv`` and ``billiards-cushion.png``; return a summary."""
+    """Write ``billiards-cushion.csv``, ``billiards-cushion-shot.csv`` and ``billiards-cushion.png``; return a summary.
+
+    About 1 min on a 2-core machine, compiling included (``quick``: about 25 s).
+    """
     out = Path(out)
     head_on = HEAD_ON_SPEEDS[::4] if quick else HEAD_ON_SPEEDS
     angles = np.radians(OBLIQUE_ANGLES_DEG[2::6] if quick else OBLIQUE_ANGLES_DEG)
@@ -116,7 +118,7 @@ def run_cushion(out, quick=False):
         "t_s": np.asarray(shot.t), "y_m": q[:, 1], "z_m": q[:, 2], "vy_m_per_s": v[:, 1],
         "speed_m_per_s": np.linalg.norm(v[:, :2], axis=1),
     })
-    measured = np.genfromtxt(DATA / "mathavan2010_cushion_rebound.csv", delimiter=",", names=True)
+    measured = np.genfromtxt(data_file("mathavan2010_cushion_rebound.csv"), delimiter=",", names=True)
     _plot_cushion(columns, len(head_on), (q, v, np.asarray(shot.t)), measured, out / "billiards-cushion.png")
     return _cushion_summary(columns, len(head_on), shot, measured)
 
@@ -210,7 +212,10 @@ def deflection_parameters(**changes):
 
 
 def run_deflection(out, quick=False):
-    """Write ``billiards-deflection.csv`` and ``billiards-deflection.png``; return a summary."""
+    """Write ``billiards-deflection.csv`` and ``billiards-deflection.png``; return a summary.
+
+    About 1.5 min on a 2-core machine, compiling included (``quick``: about 1 min).
+    """
     out = Path(out)
     fractions = FRACTIONS[1::2] if quick else FRACTIONS
     p = deflection_parameters()

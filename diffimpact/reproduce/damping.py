@@ -14,7 +14,7 @@ import numpy as np
 
 from diffimpact.impact import damping as od
 from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
-from diffimpact.reproduce._io import figure, map_chunks, save_figure, write_csv, write_json
+from diffimpact.io import figure, map_chunks, save_figure, write_csv, write_json
 
 #: Restitution of the scaling studies, [Poursina 2020] §4.2.1–4.2.3.
 SCALING_RESTITUTION = 0.7
@@ -32,22 +32,23 @@ VERIFICATION_RANGES = {"mass": (1e-5, 1e2), "stiffness": (1e5, 1e10), "velocity"
 _restitution = jax.jit(jax.vmap(od.restitution_of_damping))
 
 
-def exact_damping(mass, velocity, stiffness, exponent, restitution, desc="exact c_opt"):
-    """Exact optimal damping over broadcast NumPy arrays, in fixed-size jitted chunks."""
+def exact_damping(mass, velocity, stiffness, exponent, restitution, desc="exact c_opt", progress=True):
+    """Exact optimal damping over broadcast NumPy arrays, in fixed-size jitted chunks (a bar if ``progress``)."""
     arrays = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (mass, velocity, stiffness, exponent, restitution)))
-    return map_chunks(lambda *a: od.optimal_damping(*a, method="exact"), *arrays, chunk=1000, desc=desc)
+    return map_chunks(lambda *a: od.optimal_damping(*a, method="exact"), *arrays, chunk=1000, desc=desc,
+                      progress=progress)
 
 
-def restitution_out(damping, mass, velocity, stiffness, exponent, desc="e_out"):
-    """e_out of the Hertz + linear-damper impact for each damping (forward solves)."""
+def restitution_out(damping, mass, velocity, stiffness, exponent, desc="e_out", progress=True):
+    """e_out of the Hertz + linear-damper impact for each damping (forward solves; a progress bar if ``progress``)."""
     arrays = np.broadcast_arrays(*(np.asarray(a, dtype=float) for a in (damping, mass, velocity, stiffness, exponent)))
-    return map_chunks(_restitution, *arrays, chunk=2000, desc=desc)
+    return map_chunks(_restitution, *arrays, chunk=2000, desc=desc, progress=progress)
 
 
 # --- 4.2.1–4.2.3: scaling of c_opt with m, v and k ---------------------------------
 
 
-def scaling_study(quick=False, names=tuple(SCALING_SWEEPS)):
+def scaling_study(quick=False, names=tuple(SCALING_SWEEPS), progress=True):
     """Slopes of ln c_opt against ln m, ln v and/or ln k (``names``) for each n (figs. 3–5)."""
     exponents = np.linspace(1.0, 2.0, 6 if quick else 50)
     count = 20 if quick else 200
@@ -58,7 +59,8 @@ def scaling_study(quick=False, names=tuple(SCALING_SWEEPS)):
         values = np.linspace(low, high, count)
         system = {**base, name: values[None, :]}
         damping = exact_damping(
-            system["mass"], system["velocity"], system["stiffness"], exponents[:, None], SCALING_RESTITUTION, desc=name
+            system["mass"], system["velocity"], system["stiffness"], exponents[:, None], SCALING_RESTITUTION, desc=name,
+            progress=progress,
         )
         slopes = np.array([np.polyfit(np.log(values), np.log(row), 1)[0] for row in damping])
         study[name] = {"values": values, "damping": damping, "slope": slopes}
@@ -88,8 +90,12 @@ def plot_scaling(study, name, axes):
     axes[1].legend(fontsize=8)
 
 
-def run_scaling(out, quick=False):
-    study = scaling_study(quick)
+def run_scaling(out, quick=False, progress=True):
+    """Write ``damping-scaling.csv`` (the fitted slopes beside eq. (35)) and ``damping-scaling.png``; return a summary.
+
+    About 1 min on a 2-core machine, compiling included (``quick``: about 15 s).
+    """
+    study = scaling_study(quick, progress=progress)
     n = study["exponent"]
     columns = {"n": n}
     for name in SCALING_SWEEPS:
@@ -107,26 +113,28 @@ def run_scaling(out, quick=False):
 # --- 4.2.4: λ(n, e) grid and the α(n), β(n) fits ------------------------------------
 
 
-def lambda_grid(quick=False):
+def lambda_grid(quick=False, progress=True):
     """Exact ĉ(n, e) and λ(n, e) on the paper's grid (coarse with ``quick``)."""
     (n0, n1, nn), (e0, e1, ne) = LAMBDA_GRID["exponent"], LAMBDA_GRID["restitution"]
     n = np.linspace(n0, n1, 11 if quick else nn)
     e = np.linspace(e0, e1, 60 if quick else ne)
     N, E = np.meshgrid(n, e, indexing="ij")
-    unit = exact_damping(1.0, 1.0, 1.0, N, E, desc="λ(n, e) grid")
+    unit = exact_damping(1.0, 1.0, 1.0, N, E, desc="λ(n, e) grid", progress=progress)
     lam = np.asarray(od.lambda_from_unit_damping(N, unit, E))
     return {"n": N.ravel(), "e": E.ravel(), "lambda": lam.ravel(), "c_opt_unit": unit.ravel()}
 
 
-def run_lambda(out, quick=False):
+def run_lambda(out, quick=False, progress=True):
     """Write the λ(n, e) grid (``damping_lambda.csv``) and ``damping-lambda.png``; return a summary.
 
     The grid is the input of ``diffimpact fit damping`` (the α(n), β(n) fits
     of eqs. (45)–(47)); the plot shows the exact ĉ(n, e) beside the paper's
     closed form ĉ = α(n)(e^β(n) − 1) of eqs. (45)–(47).
+
+    About 2 min on a 2-core machine, compiling included (``quick``: about 15 s).
     """
     out = Path(out)
-    grid = lambda_grid(quick)
+    grid = lambda_grid(quick, progress)
     write_csv(out / "damping_lambda.csv", grid)
     paper = np.asarray(od.optimal_damping(1.0, 1.0, 1.0, grid["n"], grid["e"], method="paper"))
     error = np.abs(paper - grid["c_opt_unit"])
@@ -156,7 +164,7 @@ def run_lambda(out, quick=False):
 # --- 5.1: random systems -------------------------------------------------------------
 
 
-def verification_study(quick=False, seed=0):
+def verification_study(quick=False, seed=0, progress=True):
     """Worst |e_out − e| over random systems for each e (fig. 8), for each method."""
     rng = np.random.default_rng(seed)
     count = 30 if quick else 300
@@ -171,10 +179,10 @@ def verification_study(quick=False, seed=0):
     result = {"e": e, "systems": sample}
     for method in ("paper", "improved", "exact"):
         if method == "exact":
-            damping = exact_damping(*system, e[None, :], desc="exact c_opt")
+            damping = exact_damping(*system, e[None, :], desc="exact c_opt", progress=progress)
         else:
             damping = np.asarray(od.optimal_damping(*system, e[None, :], method=method))
-        e_out = restitution_out(damping, *system, desc=f"e_out ({method})")
+        e_out = restitution_out(damping, *system, desc=f"e_out ({method})", progress=progress)
         result[method] = np.max(np.abs(e_out - e[None, :]), axis=0)
     return result
 
@@ -187,8 +195,13 @@ def plot_verification(study, axes):
     axes.legend(fontsize=8)
 
 
-def run_verification(out, quick=False):
-    study = verification_study(quick)
+def run_verification(out, quick=False, progress=True):
+    """Write ``damping-verification.csv`` (the worst |e_out − e| per e and method) and ``damping-verification.png``;
+    return a summary.
+
+    About 2 min on a 2-core machine, compiling included (``quick``: about 25 s).
+    """
+    study = verification_study(quick, progress=progress)
     write_csv(
         Path(out) / "damping-verification.csv",
         {
@@ -208,7 +221,7 @@ def run_verification(out, quick=False):
 # --- 5.2: n = 1 against the exact Kelvin–Voigt result ----------------------------------
 
 
-def kelvin_voigt_study(quick=False):
+def kelvin_voigt_study(quick=False, progress=True):
     """Eq. (57) against the exact Kelvin–Voigt restitution (55), and the ODE solve (fig. 9)."""
     e = np.logspace(-4, 0, 40 if quick else 400)
     result = {"e": e}
@@ -219,7 +232,8 @@ def kelvin_voigt_study(quick=False):
             "damping": damping,
             "damping_ratio": ratio,
             "e_exact": np.asarray(kelvin_voigt_restitution(ratio)),
-            "e_ode": restitution_out(damping, 1.0, 1.0, 1.0, 1.0, desc=f"Kelvin–Voigt ({method})"),
+            "e_ode": restitution_out(damping, 1.0, 1.0, 1.0, 1.0, desc=f"Kelvin–Voigt ({method})",
+                                     progress=progress),
         }
     return result
 
@@ -237,8 +251,12 @@ def plot_kelvin_voigt(study, axes):
         ax.legend(fontsize=8)
 
 
-def run_kelvin_voigt(out, quick=False):
-    study = kelvin_voigt_study(quick)
+def run_kelvin_voigt(out, quick=False, progress=True):
+    """Write ``damping-kelvin-voigt.csv`` and ``damping-kelvin-voigt.png``; return a summary.
+
+    About 30 s on a 2-core machine, compiling included (``quick``: about 10 s).
+    """
+    study = kelvin_voigt_study(quick, progress)
     paper, improved = study["paper"], study["improved"]
     write_csv(
         Path(out) / "damping-kelvin-voigt.csv",
@@ -270,12 +288,12 @@ def run_kelvin_voigt(out, quick=False):
 # --- beyond the paper: the improved closed form --------------------------------------
 
 
-def improved_fit(quick=False):
+def improved_fit(quick=False, progress=True):
     """Least-squares Chebyshev coefficients of ln(ĉ/x) on an exact (n, e) grid, e ∈ [1e-4, 1)."""
     n = np.linspace(1.0, 2.0, 11 if quick else 41)
     e = np.logspace(-4, 0, 31 if quick else 121)[:-1]
     N, E = np.meshgrid(n, e, indexing="ij")
-    unit = exact_damping(1.0, 1.0, 1.0, N, E, desc="fit grid")
+    unit = exact_damping(1.0, 1.0, 1.0, N, E, desc="fit grid", progress=progress)
     degree_n, degree_s = np.shape(od.IMPROVED_COEFFICIENTS)
     n_hat, s_hat = (np.asarray(f).ravel() for f in od.improved_features(N, E))
     design = np.polynomial.chebyshev.chebvander2d(n_hat, s_hat, [degree_n - 1, degree_s - 1])
@@ -284,7 +302,7 @@ def improved_fit(quick=False):
     return coefficients.reshape(degree_n, degree_s)
 
 
-def improved_comparison(quick=False):
+def improved_comparison(quick=False, progress=True):
     """Worst |e_out − e| of the paper's eq. (49) and the improved form, on one evaluation grid."""
     n = np.linspace(1.0, 2.0, 6 if quick else 26)
     e = np.logspace(-4, 0, 25 if quick else 161)
@@ -292,19 +310,24 @@ def improved_comparison(quick=False):
     result = {"n": n, "e": e}
     for method in ("paper", "improved"):
         damping = np.asarray(od.optimal_damping(1.0, 1.0, 1.0, N, E, method=method))
-        e_out = restitution_out(damping, 1.0, 1.0, 1.0, N, desc=f"e_out ({method})")
+        e_out = restitution_out(damping, 1.0, 1.0, 1.0, N, desc=f"e_out ({method})", progress=progress)
         result[method] = np.abs(e_out - E)
     return result
 
 
-def run_improved(out, quick=False):
+def run_improved(out, quick=False, progress=True):
+    """Write ``damping-improved-coefficients.json`` (the refitted coefficients beside those in use),
+    ``damping-improved.csv`` and ``damping-improved.png``; return a summary.
+
+    About 2 min on a 2-core machine, compiling included (``quick``: about 35 s).
+    """
     out = Path(out)
-    coefficients = improved_fit(quick)
+    coefficients = improved_fit(quick, progress)
     write_json(
         out / "damping-improved-coefficients.json",
         {"IMPROVED_COEFFICIENTS": coefficients.tolist(), "in_use": np.asarray(od.IMPROVED_COEFFICIENTS).tolist()},
     )
-    study = improved_comparison(quick)
+    study = improved_comparison(quick, progress)
     paper, improved = study["paper"], study["improved"]
     write_csv(
         out / "damping-improved.csv",

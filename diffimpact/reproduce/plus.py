@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diffimpact.reproduce._io import figure, save_figure, write_csv
+from diffimpact.io import figure, save_figure, write_csv
 
 #: Example 1 (Table A1): the childproof brick and its single-point impact.
 BRICK = dict(mass=2.0, inertia=(0.167, 0.133, 0.0867), half_extents=(0.2, 0.3, 0.4), sphere_radius=0.1)
@@ -193,7 +193,10 @@ def _plus_run(W, u, friction, restitution, theta):
 
 
 def run_brick(out, quick=False):
-    """Write ``plus-brick.csv`` and ``.png`` (Example 1, Figs. 8–10); return a summary."""
+    """Write ``plus-brick.csv`` and ``.png`` (Example 1, Figs. 8–10); return a summary.
+
+    About 20 s on a 2-core machine, compiling included (``quick``: about 10 s).
+    """
     from diffimpact.impulse import plus
 
     out = Path(out)
@@ -364,7 +367,10 @@ def compliant_cradle(times, stiffness=EXAMPLE_3["stiffness"], gap=EXAMPLE_3["gap
 
 
 def run_cradle(out, quick=False):
-    """Write ``plus-cradle.csv`` and ``.png`` (Example 3, Fig. 14, Table 2); return a summary."""
+    """Write ``plus-cradle.csv`` and ``.png`` (Example 3, Fig. 14, Table 2); return a summary.
+
+    About 15 s on a 2-core machine, compiling included (``quick``: about 10 s).
+    """
     import jax
 
     from diffimpact.impulse import plus, poisson
@@ -540,7 +546,10 @@ def _body_velocity(points, impulses, rotation):
 
 
 def run_four_points(out, quick=False):
-    """Write ``plus-brick-four-points.csv`` and ``.png`` (Example 2, Figs. 11–13); return a summary."""
+    """Write ``plus-brick-four-points.csv`` and ``.png`` (Example 2, Figs. 11–13); return a summary.
+
+    About 30 s on a 2-core machine, compiling included (``quick``: about 5 s).
+    """
     from diffimpact.impulse import plus
 
     out = Path(out)

@@ -1,7 +1,5 @@
 """Friction laws: direction, symmetry, behaviour at zero slip, published limits, validation."""
 
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,8 +7,8 @@ import pytest
 
 import diffimpact  # noqa: F401  (enables float64)
 from diffimpact.contact import Alciatore, Ambrosio, Coulomb, Stribeck, Threlfall
+from diffimpact.io import data_file
 
-DATA = Path(__file__).resolve().parents[2] / "data"
 
 NORMAL_FORCE = 2.5  # N
 
@@ -183,7 +181,7 @@ def test_alciatore_published_coefficients():
 
 def test_alciatore_curve_passes_through_marlows_points():
     # TP A.14 fits a + b exp(−c v) through Marlow's three measured points (data/marlow_ball_ball_friction.csv).
-    data = np.genfromtxt(DATA / "marlow_ball_ball_friction.csv", delimiter=",", names=True)
+    data = np.genfromtxt(data_file("marlow_ball_ball_friction.csv"), delimiter=",", names=True)
     mu = Alciatore().coefficient(data["relative_sliding_speed_m_per_s"])
     np.testing.assert_allclose(mu, data["friction_coefficient"], atol=1e-4)
 

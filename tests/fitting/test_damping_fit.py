@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from diffimpact.impact import damping as od
-from diffimpact.reproduce._io import read_csv
+from diffimpact.io import read_csv
 from fitting import damping
 from fitting.checkpoint import Checkpoint
 from fitting.data import DataError

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from diffimpact.reproduce._io import read_csv
+from diffimpact.io import read_csv
 from fitting import sensitivity_study as ss
 
 K, E, N, V0, M = range(5)

@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
+from diffimpact.io import read_csv
 from diffimpact.reproduce import table as study
-from diffimpact.reproduce._io import read_csv
 from diffimpact.scenes import billiard
 
 

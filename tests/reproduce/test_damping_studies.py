@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from diffimpact.cli import main
+from diffimpact.io import read_csv
 from diffimpact.reproduce import damping
-from diffimpact.reproduce._io import read_csv
 
 
 @pytest.mark.slow  # a study of hundreds of exact solves; eq. (49)'s scaling is checked in the default run by
@@ -63,3 +63,10 @@ def test_lambda_grid_solves_eq_23_and_obeys_eq_34(tmp_path):
     np.testing.assert_allclose(e_out, e[pick], rtol=1e-7)
     assert np.all(c[e == 1.0] == 0.0)
     assert (tmp_path / "damping-lambda.png").stat().st_size > 10_000
+
+
+def test_the_batches_show_their_bar_unless_progress_is_false(capsys):
+    for progress in (True, False):
+        e_out = damping.restitution_out(0.0, 1.0, 1.0, 1.0, np.array([1.0, 1.5]), desc="undamped", progress=progress)
+        np.testing.assert_allclose(e_out, 1.0, rtol=1e-7)
+        assert ("undamped" in capsys.readouterr().err) == progress

@@ -11,9 +11,9 @@ import itertools
 import numpy as np
 import pytest
 
+from diffimpact.io import read_csv
 from diffimpact.multibody import LagrangeMultipliers, simulate
 from diffimpact.reproduce import formulations as study
-from diffimpact.reproduce._io import read_csv
 from diffimpact.scenes import billiard
 
 NAMES = (study.SWEEP_FORMULATION,)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from diffimpact.cli import main
-from diffimpact.reproduce._io import read_csv
+from diffimpact.io import read_csv
 
 
 def test_academic_and_paradox_reproductions_write_their_files(tmp_path):

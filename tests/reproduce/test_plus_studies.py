@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from diffimpact.cli import main
-from diffimpact.reproduce._io import read_csv
+from diffimpact.io import read_csv
 
 
 def _reproduce(name, tmp_path_factory):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from diffimpact.cli import main
-from diffimpact.reproduce._io import read_csv
+from diffimpact.io import read_csv
 
 
 def test_quick_run_writes_its_files_and_every_collision_dissipates(tmp_path):

@@ -11,8 +11,8 @@ import pytest
 
 from diffimpact.cli import main
 from diffimpact.impulse.alciatore import throw_angle
+from diffimpact.io import read_csv
 from diffimpact.reproduce import table
-from diffimpact.reproduce._io import read_csv
 from diffimpact.scenes import billiard
 
 P = billiard.Parameters()

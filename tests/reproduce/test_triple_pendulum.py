@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.special import beta
 
+from diffimpact.io import read_csv
 from diffimpact.reproduce import triple_pendulum as study
-from diffimpact.reproduce._io import read_csv
 
 
 def _grid_inertia(spacing=0.005):

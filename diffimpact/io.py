@@ -1,5 +1,17 @@
-"""Output helpers for reproductions: atomic CSV/JSON/PNG writes and chunked, progress-reported batches."""
+"""Files of the studies: the data shipped with diffimpact, atomic CSV/JSON/PNG writes and chunked batches.
 
+The reproductions (``diffimpact reproduce``), the fits (``diffimpact fit``) and
+the example scripts write their results through these functions: each file
+is written beside its name and renamed, so that an interrupted run leaves the
+old file or the new one, never a torn one. Figures are drawn with
+matplotlib's Agg backend (no display needed).
+
+``data_file`` opens the measurements and the damping grid that diffimpact
+ships (``data/`` in the repository, package data in an installed wheel; what
+each file holds and where it comes from is in its ``README.md``).
+"""
+
+import importlib.resources
 import json
 from pathlib import Path
 
@@ -11,6 +23,19 @@ import numpy as np  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
 from diffimpact._files import atomic_write  # noqa: E402
+
+
+def data_file(name):
+    """The path of the shipped data file ``name`` (e.g. ``"mathavan2010_cushion_rebound.csv"``).
+
+    Raises ``ValueError`` naming the data files if there is none of that name.
+    """
+    folder = importlib.resources.files("diffimpact") / "data"
+    path = folder / name
+    if not path.is_file():
+        shipped = sorted(item.name for item in folder.iterdir() if item.name.endswith(".csv"))
+        raise ValueError(f"data_file: name must be one of the data files {', '.join(shipped)}; got {name!r}")
+    return Path(path)
 
 
 def write_csv(path, columns):
@@ -88,8 +113,8 @@ def save_figure(figure, path):
     return Path(path)
 
 
-def map_chunks(fn, *arrays, chunk=2000, desc=None):
-    """``fn`` over equally shaped arrays, ``chunk`` elements at a time, with a progress bar.
+def map_chunks(fn, *arrays, chunk=2000, desc=None, progress=True):
+    """``fn`` over equally shaped arrays, ``chunk`` elements at a time, with a progress bar unless not ``progress``.
 
     Every chunk has the same length (the last is padded by repeating its final
     element), so a jitted ``fn`` compiles once. Returns a NumPy array (or a
@@ -100,7 +125,7 @@ def map_chunks(fn, *arrays, chunk=2000, desc=None):
     size = flat[0].size
     chunk = min(chunk, size)
     pieces = []
-    with tqdm(total=size, desc=desc, unit="pt", leave=False) as bar:
+    with tqdm(total=size, desc=desc, unit="pt", leave=False, disable=not progress) as bar:
         for start in range(0, size, chunk):
             stop = min(start + chunk, size)
             padded = [np.concatenate([a[start:stop], np.repeat(a[stop - 1], chunk - (stop - start))]) for a in flat]
