@@ -371,7 +371,8 @@ def simulate(
             f"got {state0.q.shape} and {state0.v.shape}"
         )
     state0 = State(*(check_range(f"state0.{name}", getattr(state0, name)) for name in ("q", "v", "t")))
-    state0 = check_initial_state(model, state0, float(check_positive("constraint_tolerance", constraint_tolerance)))
+    check_positive("constraint_tolerance", constraint_tolerance)  # (a Python number: the checks compare with it)
+    state0 = check_initial_state(model, state0, constraint_tolerance)
     if solver is None:
         solver = dfx.Tsit5()
     elif not isinstance(solver, dfx.AbstractSolver):
