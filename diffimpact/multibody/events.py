@@ -111,7 +111,7 @@ ends only through a law set at the onset, and the segment's end is taken as
 a constant instead: at a grazing crossing (ġ → 0) its derivative −(∂g/∂θ)/ġ
 grows without bound, and it multiplies the difference between the solver's
 interpolant and the vector field there, which blew up the derivatives of
-the four-ball break once its balls hopped on the cloth (docs/RESULTS.md,
+the four-ball break once its balls hopped on the cloth (docs/design/derivatives.md,
 "Derivatives through grazing events"). The times and states of those
 events in ``Events``, and the effective mass and approach speed from which
 an ``ImpactLaw`` is set, still carry their derivatives (``_event_time_shifts``).
@@ -328,7 +328,7 @@ def _event_function(families, t, y, args):
     derivative, −(∂g/∂θ)/ġ by the implicit function theorem, grows without
     bound at a grazing crossing (ġ → 0), where it would multiply the
     difference between the solver's interpolant and the vector field
-    (docs/RESULTS.md, "Derivatives through grazing events"). (The value
+    (docs/design/derivatives.md, "Derivatives through grazing events"). (The value
     stays g; its derivative in t is 1, in everything else 0.)
     """
     values, landing = _event_values(families, t, y, args)
