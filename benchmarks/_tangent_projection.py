@@ -1,7 +1,7 @@
 """A design tried for the stiff friction's derivatives: the slips' tangents projected after every step.
 
-Not part of the package: ``rolling_hop.py --project-tangents θ`` measures it (docs/RESULTS.md, "The stiff
-slips' tangents projected after each step, tried; ...").
+Not part of the package: ``rolling_hop.py --project-tangents θ`` measures it (docs/design/derivatives.md, "The stiff
+slips' tangents projected after each step (not adopted)").
 
 Forward-mode derivatives through a stiff friction law grow without bound when an explicit solver's steps are
 longer than the friction's stability allows (``simulate``'s ``friction_steps``). In the exact motion, a slip

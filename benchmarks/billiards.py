@@ -53,8 +53,7 @@ MuJoCo's break physically: the energy must only fall, the rack spread, no
 ball centre pass a wall and no two centres come closer than R.
 ``--error-norm max`` (``_bounds``' options) runs ours under the largest
 scaled error as the step control's norm, Matlab ``ode45``'s, instead of
-diffrax's root mean square (docs/RESULTS.md, "An energy check that could
-barely fail").
+diffrax's root mean square (docs/design/table-settings.md, "The energy check").
 """
 
 import argparse

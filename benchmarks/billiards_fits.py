@@ -20,7 +20,7 @@ default), under which the guard is off, so it changes nothing here.
 
 Compile time is the first call minus the best later call (``_timing.timed``).
 The whole fits (``diffimpact fit cushion``, ``diffimpact fit deflection``)
-are timed by the CLI; see docs/RESULTS.md.
+are timed by the CLI; see docs/results/fits.md.
 """
 
 import argparse

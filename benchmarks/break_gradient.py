@@ -9,7 +9,7 @@
                                         [--guard FACTOR] [--spin-step ANGLE] [--error-norm rms|max]
                                         [--solver {tsit5,bosh3,heun,kvaerno5,kencarp5}]
 
-(With ``--batch-duration 3``, the run of docs/RESULTS.md, about 18 min on 2 loaded cores, most of it the
+(With ``--batch-duration 3``, the run of docs/results/break.md, about 18 min on 2 loaded cores, most of it the
 two calls of the batch; the default 1-s batch is shorter.)
 
 The cue ball and the first three balls of the rack on the full table
@@ -61,7 +61,7 @@ of times from this one process. Measured:
    ``--no-friction-steps``), and at each rtol of ``--check-rtol`` (atol =
    1e-3 rtol) with ``friction_steps`` (without, given ``--no-friction-steps``): without it the forward-mode
    derivatives grow through the stiff friction of the first ball–ball
-   collision at any tolerance (docs/RESULTS.md, "The break's μ derivative:
+   collision at any tolerance (docs/design/derivatives.md, "The break's μ derivative:
    stiff friction, not a turning point"). Then the run's own error beside its derivatives' errors, in metres:
    the cue ball's x at each check less that at the last (the tightest), and (e, μ) ∂x/∂(e, μ), the derivatives
    per relative change of each parameter, less the last's. Same compiled functions as 1 and 2

@@ -10,7 +10,7 @@ so the differences of the accepted steps give the steps of each window.
 Windows of 5 ms over the rack's impact (0.1–0.2 s), 50 ms to 1 s, then
 0.5 s. Each window lists the contact events in it (``on``/``off``, then the
 family: 1 the cloth, 2 the ball pairs, 3 the cushions; the time in s).
-docs/RESULTS.md, "Where the bounded break's steps go".
+docs/design/step-control.md, "Where the bounded break's steps go".
 """
 
 import argparse

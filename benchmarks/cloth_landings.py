@@ -4,7 +4,8 @@
 
 The table's cloth is not located (``billiard.table_cloth``: its onsets and separations end no segment, and the
 solver steps through them). At rtol = 1e-3 three of ``random_shots.py``'s eight cue shots (seed 1) rise in energy
-by more than rtol times their start, where no located contact is closed (docs/RESULTS.md, "The cushions' contacts
+by more than rtol times their start, where no located contact is closed (docs/design/step-control.md, "The cushions'
+contacts
 resolved in steps"). This runs the 4-s break of ``diffimpact reproduce break`` and those cue shots (3 s) under
 
 * **the package**: ``table.settings`` as they are;
@@ -19,7 +20,7 @@ rtol·E(0) (``random_shots.py``'s test) and the run's time against the package's
 ``table.MAX_EVENTS`` events, the located cloth's twice that (each allowed event is a slot of the run's scan of
 segments, and an unused slot costs about 30 µs: ``event_slots.py``).
 
-docs/RESULTS.md, "Pocketed balls out of the scene; the landings on the cloth".
+docs/design/event-engine.md, "Pocketed balls out of the scene; the landings on the cloth".
 """
 
 import argparse

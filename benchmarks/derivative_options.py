@@ -17,8 +17,8 @@ The ball through each formulation, and through ``dt``, ``max_step``, ``progress`
 ``contact_steps``, ``Dopri5`` and ``Kvaerno5`` under ``Baumgarte`` and ``DirectCorrection``; the pendulum
 through each formulation. The ball's reverse-mode runs take ``friction_steps`` (without it ``simulate`` refuses a
 reverse-mode derivative through friction; with ``dt``, which it cannot bound, the derivative is refused). A pair
-that fails prints its error. docs/RESULTS.md, "The stiff slips' tangents
-projected after each step, tried; XLA's CPU flags; derivatives through every option", its paragraph
+that fails prints its error. docs/design/derivatives.md, "The stiff slips' tangents projected after each step (not
+adopted)", its paragraph
 "Derivatives and options, checked together".
 """
 

@@ -22,7 +22,7 @@ and the loaded slips' passages through its band) on the families named, or all; 
 locates the cloth's onsets and separations (``table_model(p, cloth_located=True)``, 4 × ``table.MAX_EVENTS``
 events allowed; its landings are then events, not listed as landed).
 
-docs/RESULTS.md, "An energy check that could barely fail", "Pocketed balls out of the scene; the landings on the
+docs/design/table-settings.md, "The energy check", "Pocketed balls out of the scene; the landings on the
 cloth".
 """
 

@@ -15,7 +15,7 @@ each norm, ``reproduce break``'s settings (``table.settings``, ``table.FORMULATI
    centre, velocity and spin at 0.3 s against a run at rtol = 1e-9, and the steps;
 3. **the 4-s break** at the table's rtol = 1e-3: steps and run time (best of ``--repeats``; compiled first).
 
-docs/RESULTS.md, "The error norm at table scale".
+docs/design/table-settings.md, "A ball's inertia under a drift of |p|".
 """
 
 import argparse

@@ -14,7 +14,7 @@ paper's Hertz cloth; ζ > 0: Hunt–Crossley, ``Parameters.cloth_damping_ratio``
 
 The closed form: the friction μ m g slows the centre and spins the ball up about the contact point at a = R − δ_s/2
 (the middle of the overlap) until it rolls, at t_r = k v0 with k = 1/(μ g (1 + m a²/J)), at v_r = ρ v0, ρ = 1/(1 +
-J/(m a²)); then x(T) = ½ μ g k² v0² + ρ v0 T beyond the start and dx/dv0 = μ g k² v0 + ρ T. docs/RESULTS.md,
+J/(m a²)); then x(T) = ½ μ g k² v0² + ρ v0 T beyond the start and dx/dv0 = μ g k² v0 + ρ T. docs/results/shot.md,
 "What the paper's cushions and cloth do to a user's shot".
 """
 

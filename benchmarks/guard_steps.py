@@ -11,7 +11,7 @@ the step's error estimate, ``_scaled_error``, with atol = rtol/1000, as ``_tange
 the largest of each over the accepted steps (a step whose end state is the next one's start) of all the
 script's derivatives: run one derivative per process (``--factors 1e30`` for ``guard_rolling.py``, one
 ``--rtols`` value for ``rolling_hop.py`` and ``friction_guard.py``). ``--rtol`` must be the runs' rtol.
-docs/RESULTS.md, "What a resting ball does to another ball's derivative".
+docs/design/derivatives.md, "What a resting ball does to another ball's derivative".
 """
 
 import atexit

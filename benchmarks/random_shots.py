@@ -24,7 +24,7 @@ had the ball's centre above 2R (``cushion_hits_in_air``: the paper's cushion
 faces have no top). A shot is marked BAD where its run failed (the
 error's last line), a state was not finite, the energy rose by more than
 rtol times its start (the break's rise at rtol = 1e-3 is 1.2e-4 of it, and
-falls with rtol: docs/RESULTS.md, "The cushions' contacts resolved in
+falls with rtol: docs/design/step-control.md, "The cushions' contacts resolved in
 steps"), two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
@@ -44,7 +44,7 @@ table's default (the cushions; ``_bounds``); ``--friction-steps [FAMILY ...]`` w
 the cloth's onsets and separations (``table_model(p, cloth_located=True)``,
 with 4 × ``MAX_EVENTS`` events allowed). ``--nose`` puts the cushions' contact at Mathavan et al.'s nose height
 7R/5 (``table_model``'s ``nose_height``, as ``diffimpact shot --nose``).
-docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian".
+docs/design/step-control.md, "Fast spins: a step turns a ball by at most a radian".
 """
 
 import argparse

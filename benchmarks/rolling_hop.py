@@ -21,7 +21,7 @@ the state's error's alone (``tangent_errors=False``), those the bounds
 were made for.
 ``--passage-step C`` and ``--friction-step C`` set ``step_control``'s
 ``PASSAGE_STEP`` and ``FRICTION_STEP`` for this process (``inf``: that
-bound left out). docs/RESULTS.md, "Where the bounded break's steps go".
+bound left out). docs/design/step-control.md, "Where the bounded break's steps go".
 ``--project-tangents THETA`` runs the derivatives with the design of
 ``_tangent_projection.py`` (the slips' tangents that relax faster than
 THETA/h projected after each step of length h; a design tried, not the

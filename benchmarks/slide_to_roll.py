@@ -17,8 +17,7 @@ Ambrósio's law exerts no force on a slip below v0 = 1e-4 m/s, so once rolling t
 ``reproduce break``'s settings (``table.settings``, ``FORMULATION``) at each rtol (atol = 1e-3 rtol), or
 ``--friction-steps cloth`` with ``simulate``'s ``friction_steps`` on the cloth; ``--error-norm``,
 ``--friction-step``, ``--passage-step`` and ``--contact-steps`` as in ``_bounds``. Prints each run's accepted steps and v/v0 at
-half the duration and at its end, against the closed form. docs/RESULTS.md, "A ball's slide into rolling at the
-table's tolerance".
+half the duration and at its end, against the closed form. docs/results/shot.md, "`diffimpact shot`".
 """
 
 import argparse

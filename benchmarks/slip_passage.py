@@ -27,7 +27,8 @@ sets (``tangent_errors=False``), those the bounds were made for. Variants of the
 families, on those named of the cloth, the ball pairs and the cushions, or with none named on none, instead of the
 table's default (the cushions). ``--passage-step C``:
 ``step_control.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
-passages were bounded); ``--friction-step C`` its ``FRICTION_STEP`` (``_bounds``). docs/RESULTS.md, "The slip's passage through the band".
+passages were bounded); ``--friction-step C`` its ``FRICTION_STEP`` (``_bounds``). docs/design/step-control.md, "The
+slip's passage through the band".
 """
 
 import argparse

@@ -12,7 +12,7 @@ Baumgarte feedback ``table.FORMULATION``; Tsit5, ``--rtol``, atol = 1e-6) at eac
 turns a spatial body by, rad; ``inf``: no bound, the error control alone):
 the accepted steps, the angle a step turns the ball by on average, and over
 the run the largest relative change of the energy and of |ω| and the
-largest drift of the Euler parameters off unit length. docs/RESULTS.md,
+largest drift of the Euler parameters off unit length. docs/design/step-control.md,
 "Fast spins: a step turns a ball by at most a radian".
 """
 

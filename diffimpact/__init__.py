@@ -9,7 +9,7 @@ forms wherever an expression allows, so that two copies of a computation
 (a contact and its mirror image, a row in a batch's vectorised part and one
 in its remainder) round differently. Without FMA, and with the contact
 forces summed exactly (``diffimpact._exact_sums``), a mirror-symmetric
-break stays mirror-symmetric to the last bit (docs/RESULTS.md, "Mirror
+break stays mirror-symmetric to the last bit (docs/design/mirror-symmetry.md, "Mirror
 symmetry to the last bit", with what the change cost). ARM and GPUs still
 fuse multiply-adds.
 The subpackages and the functions exported here load on first use (PEP 562),

@@ -6,7 +6,7 @@ effective mass and approach speed of a contact are sums over every
 coordinate of the model, which XLA reduces in vector lanes by position: a
 mirror-image ball, or contact, sums the same terms (up to sign) in another
 order and comes out a few ulp off its partner. A break is chaotic and
-amplifies that to metres (docs/RESULTS.md, "The 16-ball break").
+amplifies that to metres (docs/results/break.md, "The 16-ball break").
 
 Here each group of terms is summed exactly: scaled by the power of two
 2^(b − e) (2^e just above the group's largest |term|, b = 62 − ⌈log₂(m + 1)⌉
@@ -31,7 +31,7 @@ def _scale(largest, count):
     """The powers of two 2^(b − e) that take terms of ``count``-term groups with these largest |terms| to integers.
 
     Built from its bits (float64: exponent field p + 1023), where ``jnp.ldexp`` computes 2^p by the C library's
-    exp2, element by element (docs/RESULTS.md, "What a step computes": the 16-ball break 13 % faster).
+    exp2, element by element (docs/design/performance.md, "What a step computes": the 16-ball break 13 % faster).
     """
     _, exponent = jnp.frexp(largest)  # largest < 2^e
     power = 62 - int(np.ceil(np.log2(count + 1))) - exponent.astype(jnp.int64)

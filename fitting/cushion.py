@@ -33,7 +33,7 @@ rubber modulus E_c (which sets K of eq. (3.6)), on the shots below 2.5 m/s.
 Both fits predict the faster shots, where the paper finds the rigid model
 too lively.
 
-What these data do to the compliant model (docs/RESULTS.md has the run): the
+What these data do to the compliant model (docs/results/fits.md has the run): the
 measured slow rebounds (≈ 0.92 V) are livelier than the compliant nose
 cushion gives with the paper's e = 0.98 (≈ 0.90 V, the bed and the cloth
 taking their share), so the fit runs to the bounds, e_c → 1 and E_c → 1 MPa,

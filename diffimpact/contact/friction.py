@@ -176,7 +176,7 @@ class Alciatore(FrictionLaw):
     slope μ F_N/v_reg of its other ball–ball law, Threlfall's with v0 =
     0.01 m/s (3 μ F_N/v0; ``Threlfall``). A smaller v_reg makes the rack's
     impact of a break stiff for an explicit solver and changes no measured
-    cut shot (docs/RESULTS.md, "The ball–ball friction's regularisation").
+    cut shot (docs/design/table-settings.md, "The ball–ball friction's regularisation").
     a, b, c are fields, so fits can move them.
     """
 

@@ -311,7 +311,7 @@ class Contact(Force):
         without constructing, and so checking, each, as a scene of many contacts of a few kinds does
         (``billiard.table_model``: the 120 ball pairs from one, the 96 ball–cushion contacts from the six
         cushions'). Built inside a traced function (parameters differentiated), each check is then compiled
-        once, not once per contact (docs/RESULTS.md, "Building the table once a kind").
+        once, not once per contact (docs/design/table-settings.md, "Building the table once a kind").
         """
         body_j = np.asarray(body_j)
         body_i = np.full(body_j.shape, -1) if body_i is None else np.asarray(body_i)

@@ -1,120 +1,29 @@
 """Contact events in ``simulate``: each contact's status, the functions whose crossings end a segment, and
-what happens at an event.
+what happens at an event. Why the engine is built so, with the measurements behind it, is
+docs/design/event-engine.md.
 
-``simulate`` splits its integration into segments at contact events. Each contact (of each contact
-family, with its status in an array along the family's contact axis, all
-updates vectorised) is closed, open and receding, or open and approaching
-(at the start: closed if δ > 0, or δ = 0 and approaching, as for a ball
-rolling into a touching row, whose gap could not be seen to cross zero;
-receding if δ = 0 at rest, the touching balls of that row):
+Each contact of each family (its status an array along the family's contact axis, every update vectorised) is
+closed, open and receding, or open and approaching. A closed contact's event is ``Contact.separation_function``;
+an open one's gap g = x_s − δ ends a receding phase at a turning point (ġ = −v_r, v_r = ``rest_speed``) and an
+approaching one at the onset g = 0 or at its turning point (ġ = +v_r), so that g is monotone within a segment
+and no contact begins and ends inside one step unseen. The event function of a segment is the least of all
+contacts' functions; bisection locates its first crossing, and every contact whose function has crossed is
+handled there (simultaneous impacts stay simultaneous). ``Events`` lists the onsets and separations.
 
-* closed: the event is ``Contact.separation_function`` (the force of laws that
-  separate at zero force, eq. (20) of [Poursina 2020], else δ);
-* open: with the gap g = x_s − δ (x_s: the recovering contact zone, below),
-  receding ends where the bodies turn to approach, ġ = −v_r (a turning point),
-  and approaching ends at the onset g = 0 or where they turn to recede again,
-  ġ = +v_r.
-
-Splitting the open phases at the turning points of g makes g monotone within
-each segment, up to the band |ġ| < v_r, so a contact cannot begin and end
-inside one step unseen (the events are sign changes at step ends; Tsit5
-integrates a ballistic flight exactly and would otherwise step over a whole
-bounce; a grazing contact would be missed). The band, v_r = ``rest_speed``,
-keeps bodies at rest relative to each other (balls of a rack, ġ = 0 up to
-round-off) from ending a segment at every sign change of the round-off; a gap
-that closes within the band is caught at the turning point, as an onset.
-After a turning point the status follows ġ as it then stands, which chooses
-functions that start positive (dropping a still-recovering surface once the
-bodies have parted, below, can leave them receding from the bare one).
-Turning points only end segments; ``Events`` lists the onsets and
-separations. The event function of the solve is the least of all contacts'
-functions, so its first crossing is the earliest of any contact's; bisection
-locates it and the segment ends just past it, where every contact whose
-function has crossed is handled: simultaneous impacts (a symmetric break
-shot) stay simultaneous, and a later crossing in the same step is found in
-the next segment at its own time.
-
-Contacts that leave the scene. A geometry may give a ``removal`` function
-(``HoledPlane``: a ball that has dropped through a pocket's hole); where it
-crosses zero, located as the other functions, the contact is removed for
-good: it exerts no force and ends no more segments, so that a fallen ball
-carried back under the surface by its own motion does not meet the plane
-from below. A family with ``removes_body`` (``Contact``) takes the removed
-contact's body out of the scene: the removal leaves it on its way out, and
-where its ``Geometry.exit`` crosses zero (located) every contact of every
-family that involves the body is removed (the pool table's pocketed balls,
-once their tops are below the cloth, meet nothing in the void under it).
-Removals and exits are not listed in ``Events``.
-
-Contacts at a distance (``near_distance``). A scene of many bodies (the
-pool table's 120 ball pairs) would end a segment at every closest approach
-of every pair. With a near distance d_n, the turning points of an open
-contact end segments only while its gap is below d_n, and every step is
-bounded instead, h ≤ max(−δ, d_n)/(2 δ̇) over the open contacts whose
-bodies approach (δ̇ > 0; −δ ≤ g). Within one step (while the speeds
-change by less than 2× within it: between impacts only smooth forces act,
-and every impact ends a segment) a far contact closes at most half its
-gap, so it is near, its turning points watched, before it touches; and a
-near contact moves by at most d_n/2, so it cannot graze through contact
-and leave the near zone within one step, where its turning point would be
-masked at the step's end. A contact whose status went stale while far (it
-turned to approach) has its turning point due on entering the near zone,
-where the segment ends and the status is set right. Segments then grow
-with the impacts and the near approaches, not with the pairs.
-
-Contacts that are not located (``Contact(..., located=False)``). A family
-whose force vanishes at δ = 0 (Hertz) may leave its onsets and separations
-unlocated: the clipped law acts at every evaluation, as outside
-``simulate``, the solver steps through them, and they end no segment and
-are not listed in ``Events`` (its removals still are located). The pool
-table's cloth, on which the balls hop for the whole run.
-
-Zero-force separation. A law f = c δ̇ + k δⁿ (eq. (50)'s Hertz + linear
-damper, Kelvin–Voigt) lets the bodies go at f = 0 while they still overlap by
-δ_r (eq. (51)). The deformed zone then recovers by the law without the body,
-c ẋ_s + k x_s^n = 0 (``diffimpact.contact.normal.free_surface``), and the
-bodies touch again when δ reaches x_s. A return onto the recovering zone
-(the bodies never parted: δ > 0 at the turning point) keeps the law of the
-impact; once they have parted (δ < 0 at the turning point) the zone counts as
-recovered and the next onset is a new impact at δ = 0. Energy is never
-injected: at a return the force c (δ̇ − ẋ_s) is compressive.
-
-At an event the status changes and
-
-* at a new impact, an ``ImpactLaw`` is resolved with the effective mass of the
-  contact normal in the constrained system, m = 1/(wᵀ M_c⁻¹ w), and the
-  approach speed ⁻δ̇ at the located onset (``contact.normal_response``);
-* at an onset of a ``RigidImpact`` family (e.g. ``NewtonRestitution``) its
-  proximal contacts take part in one impact ([Uchida 2015] §3a, Fig. 6): those
-  whose penetration is δ ≥ −``proximity`` of their ``RigidImpact``, always
-  with every contact whose onset it is (simultaneous onsets, a flat brick
-  landing on four corners, are one impact, not one after the other). The
-  model is called once with their stacked problem
-  (``contact.impact_velocity``) and its impulse applied; the contacts stay
-  open, and every contact of the family then takes the status its gap rate
-  says, receding, or approaching from a positive gap (the impulse changes the
-  rates of contacts that did not take part too); the model must not leave a
-  touching contact approaching (an error at run time). Onsets of different
-  families at one event are impacts of their own, in the order of
-  ``Model.forces``. After the event's impulses, any contact whose function
-  the velocity jump took to zero or below (a turning point's ġ ± v_r, a
-  separation that depends on δ̇) is due at once and handled as an event of
-  the same instant; left as it was, it would start the next segment below
-  zero, where no crossing is seen, and hide every later event.
-
-Derivatives of the event times. diffrax differentiates the located root, so the
-derivatives of a run include those of its event times. Where a crossing leaves the
-accelerations continuous (turning points, but where the bodies land at one;
-onsets and separations of laws whose force vanishes at δ = 0 for every δ̇:
-``Hertz``, ``HuntCrossley``, ``HuntCrossleyImpact``), the motion past it depends on where the segment
-ends only through a law set at the onset, and the segment's end is taken as
-a constant instead: at a grazing crossing (ġ → 0) its derivative −(∂g/∂θ)/ġ
-grows without bound, and it multiplies the difference between the solver's
-interpolant and the vector field there, which blew up the derivatives of
-the four-ball break once its balls hopped on the cloth (docs/RESULTS.md,
-"Derivatives through grazing events"). The times and states of those
-events in ``Events``, and the effective mass and approach speed from which
-an ``ImpactLaw`` is set, still carry their derivatives (``_event_time_shifts``).
+* Removals: a geometry's ``removal`` (a ball through a pocket's hole) removes the contact for good; a family
+  with ``removes_body`` takes the body out of every contact once its ``Geometry.exit`` crosses zero.
+* Contacts at a distance (``near_distance`` d_n): an open contact's turning points end segments only while
+  its gap is below d_n, and every step is bounded by h ≤ max(−δ, d_n)/(2 δ̇) over the approaching ones.
+* Contacts not located (``Contact(..., located=False)``): the clipped law acts at every evaluation and the
+  solver steps through its onsets and separations (the table's cloth).
+* Zero-force separation (f = c δ̇ + k δⁿ): the deformed zone recovers by ``free_surface`` and the bodies touch
+  again when δ reaches it; energy is never injected.
+* At a new impact an ``ImpactLaw`` is resolved with the contact normal's effective mass and the approach
+  speed (``contact.normal_response``); a ``RigidImpact`` family's proximal contacts take part in one impact
+  ([Uchida 2015] §3a), and any function the impulses took to zero or below is handled at the same instant.
+* Event times are differentiated by diffrax's located root, except where the accelerations stay continuous
+  across the crossing (turning points; onsets and separations of laws whose force vanishes at δ = 0), whose
+  segment ends are taken as constants (``_event_time_shifts``).
 """
 
 import equinox as eqx
@@ -328,7 +237,7 @@ def _event_function(families, t, y, args):
     derivative, −(∂g/∂θ)/ġ by the implicit function theorem, grows without
     bound at a grazing crossing (ġ → 0), where it would multiply the
     difference between the solver's interpolant and the vector field
-    (docs/RESULTS.md, "Derivatives through grazing events"). (The value
+    (docs/design/derivatives.md, "Derivatives through grazing events"). (The value
     stays g; its derivative in t is 1, in everything else 0.)
     """
     values, landing = _event_values(families, t, y, args)

@@ -23,10 +23,10 @@ contact exerts its force only while closed, and the closed set changes only
 at events, so with ``max_closed`` each segment gathers the closed members
 of every larger family (at most ``max_closed``) and its accelerations sum
 only their forces: for the 16-ball table, at most 48 of the 120 pairs and
-of the 96 ball–cushion contacts (docs/RESULTS.md, "Only the closed contacts
+of the 96 ball–cushion contacts (docs/design/event-engine.md, "Only the closed contacts
 push"). Given increasing sizes, (4, 16, 48) for the table, a segment sums
 the least size that holds its closed members, so that an evaluation costs
-what is closed (a ``lax.switch``; docs/RESULTS.md, "Evaluations that cost
+what is closed (a ``lax.switch``; docs/design/event-engine.md, "Evaluations that cost
 what is closed").
 
 Finished segments are skipped by ``lax.cond``; each segment is given the save
@@ -60,8 +60,8 @@ stable on the stiff friction at any step: a disc sliding into rolling on a
 regularised Coulomb law has its rolling speed's derivative right at
 rtol = 1e-3 without ``friction_steps``. With ``friction_steps`` only the
 passages' bound is kept. Each evaluation of the implicit term evaluates the
-accelerations twice. On the four-ball break it does not pay (docs/RESULTS.md,
-"The break's gradient with an implicit solver, tried").
+accelerations twice. On the four-ball break it does not pay (docs/design/derivatives.md,
+"The break's gradient with an implicit solver (not adopted)").
 
 Resting contact with a law re-resolved at every new impact can chatter
 (bounces of decreasing height, as with a rigid ball and a coefficient of
@@ -121,14 +121,14 @@ CONSTRAINT_TOLERANCE = 1e-8
 #: The norm of the adaptive steps' error control over the state's scaled errors e_i / (atol + rtol |y_i|):
 #: diffrax's root mean square. Over the 16-ball table's 224 coordinates and velocities it averages the errors of
 #: two colliding balls with those of the resting ones, where Matlab's ``ode45`` (the paper's runs) takes the
-#: largest, ``optimistix.max_norm`` (docs/RESULTS.md, "The error norm at table scale")
+#: largest, ``optimistix.max_norm`` (docs/design/table-settings.md, "A ball's inertia under a drift of |p|")
 ERROR_NORM = optx.rms_norm
 
 #: Checkpoints of a segment's solve for a reverse-mode derivative (``diffrax.RecursiveCheckpointAdjoint``, where
 #: none are given). Every slot of the scan of segments keeps its own, used or not, and diffrax's default for a solve
 #: of ``max_steps`` steps, √(2 max_steps) of them, held 16 GB and took 8.6 s for the derivative of one ball's 0.9-s
 #: shot on the table (``max_steps`` 10⁷, 2,001 slots), against 2.4 GB and 0.47 s with 16 (``python
-#: benchmarks/reverse_mode.py``; docs/RESULTS.md, "Reverse-mode derivatives through friction").
+#: benchmarks/reverse_mode.py``; docs/design/derivatives.md, "Reverse-mode derivatives through friction").
 SEGMENT_CHECKPOINTS = 16
 
 #: Most save times one segment carries: a segment that reaches the last of its window without an event ends
@@ -235,14 +235,13 @@ def simulate(
         to the last one. They may be passed to a ``jax.jit`` of yours or
         closed over by it: the same program runs either way (an
         optimisation barrier hides constant ones from XLA, which otherwise
-        made the 4-s break 1.4× slower: docs/RESULTS.md, "Save times closed
-        over by a caller's ``jit``").
+        made the 4-s break 1.4× slower: docs/design/event-engine.md, "Save times closed over by a caller's `jit`").
     formulation : a ``Formulation`` instance, e.g. ``Baumgarte()``.
     solver : a diffrax ODE solver, ``None`` (default) for ``diffrax.Tsit5()``.
         An implicit one (``diffrax.Kvaerno5()``) takes fewer steps through
         stiff phases, but forms and factors the Jacobian of the
         accelerations at every step: for the 16-ball table that costs far
-        more than it saves (docs/RESULTS.md, "Where the break's time goes").
+        more than it saves (docs/design/performance.md, "Where the break's time goes").
         An IMEX one (``IMEX_SOLVERS``: ``diffrax.KenCarp3()``, ``KenCarp4()``,
         ``KenCarp5()``, ``Sil3()``) integrates the contacts' friction
         implicitly and the rest explicitly (see the module docstring); only
@@ -303,7 +302,7 @@ def simulate(
         an A-stable implicit solver or an IMEX one (friction implicit) only
         the passages' bound. A lower-order explicit solver (``Bosh3``) can
         cost less than Tsit5 here, where the bounds, not the error control,
-        set the steps (docs/RESULTS.md, "Friction steps for any solver").
+        set the steps (docs/design/step-control.md, "Friction steps for any solver").
         True: every ``Contact`` family with friction; or a sequence of the
         indices in ``model.forces`` of the families with friction to bound
         (in forward mode the others' steps are then still watched by
@@ -319,8 +318,8 @@ def simulate(
         per contact. True: every ``Contact`` family; or a sequence of the
         indices in ``model.forces`` of the families to bound (e.g. a table's
         soft cushions, whose contacts the error control alone resolves
-        loosely: docs/RESULTS.md, "An energy check that could barely
-        fail"). Adaptive steps only; only for models with ``Contact``s.
+        loosely: docs/design/table-settings.md, "The energy check"). Adaptive steps only; only for models with
+        ``Contact``s.
     max_closed : most contacts of one family closed at the same time, or
         ``None`` (default) for no limit. With it, each segment's
         accelerations evaluate, of every larger family, only its closed
@@ -459,7 +458,7 @@ def _acceleration(formulation, model, q, v, t):
     diffrax traces a solve's vector field several times (five for Tsit5 with
     an event), and each trace of the 16-ball table's accelerations takes
     about 0.4 s; this jit's cache serves the later traces, and XLA inlines
-    the call (docs/RESULTS.md, "Tracing the accelerations once").
+    the call (docs/design/event-engine.md, "Tracing the accelerations once").
     """
     return formulation.acceleration(model, q, v, t)
 
@@ -624,7 +623,7 @@ def _depending_on(tree, anchor):
     in its state, gains them one segment later and in the laws set at onsets one more, so the whole segment
     (solver, events, impacts) was linearised three times. Tied to the inputs from the start, once: the
     four-ball break's ``jacfwd`` traces in 31–32 s instead of 51–56 s, a ball's reverse-mode rebound in 22–24 s
-    instead of 29–31 s (``benchmarks/derivative_trace.py``, docs/RESULTS.md). Where nothing of ``anchor`` is
+    instead of 29–31 s (``benchmarks/derivative_trace.py``, docs/design/derivatives.md). Where nothing of ``anchor`` is
     differentiated or batched, nothing changes; no value changes anywhere.
     """
     link = sum(jnp.sum(x) for x in jax.tree.leaves(anchor) if eqx.is_inexact_array(x))
@@ -667,8 +666,8 @@ def _velocity_shift(shift, forward_mode, *, formulation, model, q, v, t):
 
     The lazy custom JVP's tangent keeps a ``vmap``'s batch axis under ``jacfwd`` of a ``vmap`` (the compliant
     cushion fit's Jacobian failed with a slice error), and the plain product makes every iteration of the scan
-    of segments slower, skipped ones too (docs/RESULTS.md, "Suite time, landings at turning points, the
-    break's μ derivative"): forward mode, which differentiates anyway, takes the product; runs with the
+    of segments slower, skipped ones too (docs/design/performance.md, "Compiling without the fusion emitters"):
+    forward mode, which differentiates anyway, takes the product; runs with the
     default adjoint keep the lazy one.
     """
     if forward_mode:
@@ -737,7 +736,7 @@ def _accelerations(formulation, model, size, gathered, sizes, q, v, t):
     """The formulation's accelerations of ``_closed_members``' model, its ``gathered`` families cut to ``sizes[size]``.
 
     A ``lax.switch`` over the sizes, so that an evaluation costs what its
-    segment's closed members cost (docs/RESULTS.md, "Evaluations that cost
+    segment's closed members cost (docs/design/event-engine.md, "Evaluations that cost
     what is closed").
     """
     if not gathered or len(sizes) < 2:
@@ -768,7 +767,8 @@ def _simulate_events(
     if unbounded:
         # a reverse-mode derivative is taken on the state's steps, which through a friction law's band (a slide
         # into rolling, a slip reversing in a collision) give it wrong, by factors up to thousands that no check of
-        # the steps sees (docs/RESULTS.md, "Reverse-mode derivatives through friction"): refused where it is taken
+        # the steps sees (docs/design/derivatives.md, "Reverse-mode derivatives through friction"): refused where it
+        # is taken
         differentiated = _differentiated((eqx.filter(model, eqx.is_inexact_array), state0, save_times)) > 0
         state0 = eqx.error_if(state0, differentiated, _reverse_friction_message(unbounded))
     q0, v0 = model.split(state0.q), model.split(state0.v)

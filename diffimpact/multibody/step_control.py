@@ -1,151 +1,28 @@
 """How ``simulate`` bounds and judges its adaptive steps: where the error control of the state alone would
-give a wrong motion or wrong derivatives.
+give a wrong motion or wrong derivatives. The reasons and the measurements behind each bound are in
+docs/design/step-control.md.
 
-Fast spins (``SPIN_STEP``). An adaptive step turns no spatial body by more
-than ``SPIN_STEP`` = 1 rad (h ≤ ``SPIN_STEP``/|ω| of the fastest body; in
-runs with contacts and without). The error control alone does not bound a free
-rotation's turn: at rtol = 1e-3 a ball spinning at 490 rad/s, in the air or
-falling through a pocket, takes steps of about 2.4 rad, and under Baumgarte's
-feedback on its Euler parameters (the table's) loses 11 % of its energy in a
-second (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a
-radian", "A drift of |p| no longer changes a ball's inertia").
-
-With adaptive steps, each segment after the first starts at the step size
-the controller proposed at the end of the one before (``_SegmentController``),
-not at diffrax's initial step selection, which spends two evaluations of the
-accelerations and often a rejected step at every segment (counted in a
-16-ball break: 35 evaluations per segment before, 16 after; docs/RESULTS.md,
-"Where the break's time goes").
-
-Stiff friction and derivatives (``friction_steps``). A regularised friction
-law (μ F_N tanh(|v_t|/v_reg), Ambrósio's band) is stiff while the slip v_t
-sits in its band: the slip relaxes at λ_F ≈ s_F (1/m + r²/J) per contact,
-s_F ≈ μ F_N/v_reg, 1e6–1e8 /s in a hard collision. An explicit solver's
-error control does not bound its steps by that: the slip chatters across the
-band within the tolerance (rtol |v| ≫ v_reg) and the run itself mostly stays
-accurate (not always: a spinning cue ball's impact with a cushion of the
-16-ball table gained 18 mJ that way at rtol = 1e-3, docs/RESULTS.md,
-"``friction_steps`` on the families named"; and a ball's slide into rolling
-on the table's cloth can leave its slip chattering from step to step across
-the band, which the error estimate does not see, each step's friction being
-saturated throughout: a rolling resistance the model does not have, 1.8 %
-of the rolling speed after 0.8 s on the damped cloth at rtol = 1e-3,
-docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance"),
-but the derivatives of the run,
-those of the solver's steps (forward or reverse mode), grow through each
-such phase without bound (−1e23 m per unit restitution after one collision
-of two balls at rtol = 1e-3, against −0.10 m: docs/RESULTS.md,
-"Derivatives through stiff friction"). With
-``friction_steps=True`` every step is also bounded by h λ_F ≤
-``FRICTION_STEP``, λ_F the largest of the bodies' sums of
-``Contact.slip_rates`` at the step's start, so that the solver is stable on
-the friction and its derivatives are those of the motion. Given the indices
-in ``model.forces`` of some of the families instead, only their friction
-bounds the steps (both bounds, this one and the passages' below), and the
-friction guard below still watches the steps for the others. ``FRICTION_STEP``
-is Tsit5's; another Runge–Kutta solver's bound is scaled by its stability
-interval on the negative real axis (from its Butcher tableau) over Tsit5's:
-Bosh3's 1.07, Heun's 0.86, Dopri5's 1.41; an A-stable implicit solver
-(``Kvaerno5``) gets none.
-
-A derivative the steps would give wrong stops instead. In reverse mode
-(``jax.grad``, the default adjoint) the derivative is taken on the steps of
-a run already made, which no check of a step can judge: a reverse-mode
-derivative through friction that ``friction_steps`` does not bound is
-refused with an error (``simulate``), since the checks below miss ways it
-goes wrong (a ball sliding into rolling beside a resting one on the table,
-dx/dv0 2,900 times its closed form in reverse mode; docs/RESULTS.md,
-"Reverse-mode derivatives through friction"). In forward mode
-(``FRICTION_GUARD``), without ``friction_steps`` and with the steps the
-state's error sets (``tangent_errors=False``, or fixed steps), a
-differentiated run raises an error at an accepted step whose h λ_F is
-beyond ``FRICTION_GUARD`` = 5 stability intervals of its explicit solver: the step has amplified the
-derivatives by the solver's |R(−h λ_F)|, far above 1 there. A few steps a
-little beyond one interval leave a derivative right (a rolling ball's hops
-on the cloth at rtol 1e-6), hence the factor; on the scenes measured it
-stops every derivative that blew up and passes every right one
-(docs/RESULTS.md, "The friction guard"). Runs that are not differentiated
-compute nothing for it (``_FrictionGuard``). It cannot see the passages
-below, where a slip crosses the band inside one step, nor a slip that
-steps across a kink of its law: Ambrósio's ramp ends at its foot in a zero
-slope, where a slip relaxing towards it comes to rest, and steps across
-the foot at h λ_F of about one interval amplified the tangents a thousandfold,
-which no force below the foot brings back (a ball's dx/dv0 on the table
-2,900 times its closed form beside a resting ball; docs/RESULTS.md, "What a
-resting ball does to another ball's derivative"). So in forward mode under
-an adaptive controller the guard also stops at an accepted step whose
-estimate of its tangents' error, relative to the tangents
-(‖ė / (atol/rtol + |ẏ|)‖, ``_tangents_error``), is beyond
-``TANGENT_GUARD`` = 1e-3 (what the default ``tangent_errors`` controls at
-rtol, a step's own verdict on its derivatives).
-
-A slip can also pass through the band, from one direction of sliding to the
-other, inside one step: a ball's slip on the cloth reverses within tens of
-nanoseconds in a hard collision. The motion hardly notices where in the step
-the friction flipped (2 μ F_N over that time, against the collision's
-force), so the error control does not refine there; the derivatives do,
-since when the flip happens moves with every parameter that moves the
-collision. So ``friction_steps`` also rejects an accepted step that moves a
-loaded slip by more than ``PASSAGE_STEP`` max(d, band), d the least distance
-of its path (taken straight) from zero and band the friction law's
-``band``, and retries it shorter: a slip approaches the band in steps that
-shrink with its distance and crosses it in at least 2/``PASSAGE_STEP``
-steps. (The four-ball break's cue-ball x at 0.125 s, whose cloth slip
-reverses in the first collision: its derivative with respect to the cloth's
-μ was 12 % off central differences at rtol = 1e-8 and 1.3 % at 1e-10, and
-is 0.14 % and 0.12 % off with it, 0.25 % at the break's rtol = 1e-3, with
-``contact_steps``: docs/RESULTS.md, "The slip's passage through the band".)
-
-Power laws at onset and separation, and derivatives (``contact_steps``).
-A force k δⁿ with n > 1 (Hertz, n = 3/2) has a stiffness n k δⁿ⁻¹ that
-is not smooth where δ = 0: the motion's sensitivities (the variational
-equation that ``jax.jvp`` and ``jax.grad`` of the solver's steps follow)
-have a coefficient ∝ √δ there. The steps the error control chooses from the
-motion alone, through an onset or a separation, give the motion to rtol but
-its derivatives only to about rtol^0.6: the rebound speed of an elastic
-Hertz ball dropped 5 cm, whose derivative with respect to the height is
-√(g/2h) in closed form, had d/dh 8.4 % off at rtol = 1e-6 and 0.78 % at
-1e-8 (docs/RESULTS.md, "Derivatives through a Hertz contact"). With
-``contact_steps=True`` every step is also bounded by h |δ̇| ≤
-``CONTACT_STEP`` max(δ, atol) over the closed contacts, so that the steps
-shrink geometrically towards each onset and separation: 7.7e-5 and
-1.5e-5 there, for 50–70 more steps per bounce (none where δ does not
-change: a ball resting on the cloth).
-
-Forward-mode derivatives under the error control (``tangent_errors``).
-Both bounds above place steps for derivatives by a rule made for one cause.
-In forward mode (``diffrax.ForwardMode``) the run carries its derivatives
-through the same stages as the state: they are the steps of the variational
-equation, and the tangent of the step's local error estimate is that step's
-estimate of their error. So the step-size control judges both
-(``_TangentErrors``): a step is accepted where max(‖e / (atol + rtol |y|)‖,
-‖ė / (atol + rtol |ẏ|)‖) < 1, e the state's error estimate, ė its tangent
-and ẏ the tangents at the step's ends, and the next step follows from the
-larger (internal numerical differentiation with the sensitivities in the
-error test, as CVODES does it with unit parameter scales). A Hertz onset, a
-slip in a friction law's band (the tangents' stiff modes, which the resting
-slip of the state does not excite) or a collision then gets the steps its
-derivatives need. The elastic Hertz ball above: d/dh 3.9e-7 off the closed
-form at rtol = 1e-8 without ``contact_steps`` (0.78 % with the state's
-steps alone, 1.5e-5 with the bound); the README's table shot: every entry of
-its Jacobian by the strike, e and μ within 2.3e-4 of central differences at
-rtol 1e-5 and 3.8e-6 at 1e-8 (the state's steps alone: 0.15 at 1e-5; both
-bounds, the state's steps: 3.8e-4 at 1e-5, 1.8e-5 at 1e-8; docs/RESULTS.md,
-"Forward-mode derivatives under the error control", "The passages through
-the band under the tangents' errors"). Of the several
-directions of ``jax.jacfwd`` the largest error sets the step
-(``_worst_of_directions``, a ``custom_vmap``), so the directions share one run
-of the state; a user's ``vmap`` over runs keeps each run's own. Reverse mode
-differentiates the steps of a run already taken, and keeps the bounds. What
-neither estimate sees is a slip that passes through a friction band inside
-one step (the flip's time moves with the parameters, the step's error
-hardly): the four-ball break's dx/dμ after 0.15 s at rtol 1e-3 was 0.044 m
-with the tangents' errors alone, against 0.0075 m by central differences of
-tight runs (``benchmarks/break_gradient.py``). So where they set the steps,
-the passages' bound of ``friction_steps`` (above) is on for every family with
-friction, and its stability bound is left to them: 0.00755 m there in 1,595
-steps (with both bounds as well: 0.0071 m in 3,279).
-
+* Fast spins (``SPIN_STEP``): a step turns no spatial body by more than 1 rad (``_SpinController`` in runs
+  without contacts; with contacts, ``_SegmentController``).
+* Each segment after the first starts at the step size the controller proposed at the end of the one
+  before (``_SegmentController``), not at diffrax's initial step selection.
+* Stiff friction (``friction_steps``): every step is also bounded by h λ_F ≤ ``FRICTION_STEP`` (scaled to
+  the solver's stability interval, ``_stability_interval``), λ_F the largest of the bodies' sums of
+  ``Contact.slip_rates``, and a step that moves a loaded slip by more than ``PASSAGE_STEP`` max(d, band)
+  is rejected and retried shorter (the slips' passages through a friction band). Given indices in
+  ``model.forces``, only those families bound the steps.
+* The friction guard (``FRICTION_GUARD``, ``TANGENT_GUARD``, ``_FrictionGuard``): a differentiated forward-mode
+  run whose steps the state's error alone sets stops at an accepted step with h λ_F beyond
+  ``FRICTION_GUARD`` stability intervals, or with its tangents' error estimate beyond ``TANGENT_GUARD``.
+  A reverse-mode derivative through friction that ``friction_steps`` does not bound is refused
+  (``simulate``).
+* Power laws (``contact_steps``): every step is also bounded by h |δ̇| ≤ ``CONTACT_STEP`` max(δ, atol) over
+  the closed contacts, so that the steps shrink geometrically towards each onset and separation.
+* The tangents' errors (``tangent_errors``, ``_TangentErrors``): in forward mode a step is accepted where
+  the state's and its tangents' scaled error estimates are both below 1, the next step following from the
+  larger; of the several directions of ``jax.jacfwd`` the largest error sets the step
+  (``_worst_of_directions``). There the passages' bound of ``friction_steps`` is on for every family with
+  friction, and its stability bound is left to the tangents' errors.
 """
 
 import functools
@@ -172,7 +49,7 @@ FRICTION_GUARD = 5.0
 #: A forward-mode derivative whose steps the state's error alone sets (``tangent_errors=False``) also stops at an
 #: accepted step whose estimate of its tangents' error is beyond this part of the tangents (``_tangents_error``): on
 #: the runs measured, 3.6e-3 to 7.7e-2 where the derivative came out wrong, at most 1e-4 where it was right
-#: (docs/RESULTS.md, "What a resting ball does to another ball's derivative")
+#: (docs/design/derivatives.md, "What a resting ball does to another ball's derivative")
 TANGENT_GUARD = 1e-3
 #: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
 IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
@@ -183,7 +60,7 @@ PASSAGE_STEP = 0.1
 CONTACT_STEP = 0.5
 #: h |ω|: an adaptive step turns no spatial body by more than this angle (rad). The error
 #: control alone lets a ball spinning freely at 490 rad/s turn 2.4 rad a step at rtol = 1e-3, and under Baumgarte's
-#: feedback lose energy (docs/RESULTS.md, "Fast spins: a step turns a ball by at most a radian")
+#: feedback lose energy (docs/design/step-control.md, "Fast spins: a step turns a ball by at most a radian")
 SPIN_STEP = 1.0
 
 
@@ -282,7 +159,7 @@ class _FrictionGuard(WrappedSolver):
     cloth at rtol 1e-6 has steps beyond one interval and its derivative
     2.3e-6 off), so ``limit`` is ``FRICTION_GUARD`` intervals: on the scenes
     measured it stops every derivative that blew up and passes every right
-    one (docs/RESULTS.md, "The friction guard"). It cannot see a slip that
+    one (docs/design/step-control.md, "The friction guard"). It cannot see a slip that
     passes through a law's band inside one step (``friction_steps``' other
     bound).
     """

@@ -12,8 +12,7 @@ adaptive Tsit5 with contact events and the near distance, rtol = 1e-3 and
 atol = 1e-6 (Matlab's ode45 defaults, assumed: the paper does not state its
 tolerances, and with tight ones the step limit would not matter; ode45 takes
 the largest scaled error, ``simulate`` diffrax's root mean square, which on
-the table makes the same rtol looser: docs/RESULTS.md, "A drift of |p| no
-longer changes a ball's inertia; the error norm at table scale"). The
+the table makes the same rtol looser: docs/design/table-settings.md, "A ball's inertia under a drift of |p|"). The
 "default time step" is the largest step of the controller
 (``simulate(..., max_step=...)``), which it reduces where the error demands.
 

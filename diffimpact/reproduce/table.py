@@ -22,7 +22,7 @@ mirror error, max over balls and times of |x_k − x_k'| + |y_k + y_k'| with k'
 the mirror ball of k, the largest drift of the balls' Euler parameters off
 unit length, max | |p| − 1 |, and the energy's largest rise above an earlier
 value (``energy_rise``; the integration's error alone: 1.3e-3 J of the shot's
-10.5 J at these tolerances, 1.6e-4 J at rtol = 1e-4, docs/RESULTS.md, "The
+10.5 J at these tolerances, 1.6e-4 J at rtol = 1e-4, docs/design/step-control.md, "The
 cushions' contacts resolved in steps"). ``quick``: 0.3 s instead of 4 s.
 
 Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
@@ -36,8 +36,7 @@ coordinates that grow without bound, and Baumgarte's feedback at α = β = 20
 (the top of the range the paper cites, §2.3) holds |p| within 3 % of 1 over
 the 4 s (the same benchmark without ``--formulation``). (With the paper's
 unnormalised M = 4 Gᵀ J' G the inertia grew as |p|⁴ and the 4-s run under the
-Lagrange multipliers went unstable: docs/RESULTS.md, "The Euler parameters
-drift under the Lagrange multipliers".)
+Lagrange multipliers went unstable: docs/design/table-settings.md, "A ball's inertia under a drift of |p|".)
 """
 
 import dataclasses
@@ -62,7 +61,7 @@ DURATION, QUICK_DURATION = 4.0, 0.3
 TOLERANCES = dict(rtol=1e-3, atol=1e-6)
 #: Located contact events (onsets, separations and turning points of near gaps) allowed in the run: the 4-s break
 #: has about 150 (its cloth's hops are not events). Each allowed event is a slot of ``simulate``'s scan of segments,
-#: and a slot left unused costs about 30 µs (docs/RESULTS.md, "Unused event slots").
+#: and a slot left unused costs about 30 µs (docs/design/event-engine.md, "Unused event slots").
 MAX_EVENTS, QUICK_MAX_EVENTS = 2000, 400
 #: ``simulate``'s near distance d_n (m): only gaps below it end segments at their turning points.
 NEAR_DISTANCE = 5e-3
@@ -72,14 +71,15 @@ FORMULATION = Baumgarte(alpha=20.0, beta=20.0)
 MAX_STEPS = 10_000_000
 #: Sizes at which ``simulate`` sums the closed members of the ball–ball and ball–cushion families, below the most
 #: (``settings``): after the rack's impact a few pairs and cushions are closed at a time, and an evaluation of the
-#: 16-ball table's accelerations costs about a third at 4 of each than at 48 (docs/RESULTS.md, "Evaluations that
+#: 16-ball table's accelerations costs about a third at 4 of each than at 48 (docs/design/event-engine.md,
+#: "Evaluations that
 #: cost what is closed").
 CLOSED_SIZES = (4, 16)
 #: The families (``billiard.TABLE_FORCES``) whose closed contacts bound every step by their depths and rates
 #: (``simulate``'s ``contact_steps``, in ``settings``): the ball–cushion family. At rtol = 1e-3 the error control
 #: alone let the energy rise by 6e-3 J of the break's 10.5 J and 1.4e-2 J of a cue shot's 2 J, inside ball–cushion
 #: contacts; bounding the steps there costs about a tenth more steps and leaves 1.3e-3 and 1.8e-3 J
-#: (docs/RESULTS.md, "The cushions' contacts resolved in steps").
+#: (docs/design/step-control.md, "The cushions' contacts resolved in steps").
 CONTACT_STEPS = ("ball–cushion",)
 #: Interval between save times (s).
 SAVE_INTERVAL = 2e-3
@@ -212,15 +212,15 @@ SHOT_BALLS, SHOT_POCKET, SHOT_SPEED = ((0.9, 0.3),), "foot-left", 2.0
 #: rolling, which acts as a rolling resistance that the model does not have (a ball launched at 2 m/s on the
 #: critically damped cloth rolls 1.8 % slow after 0.8 s, against 4e-6 at 1e-5: ``benchmarks/slide_to_roll.py``),
 #: and ``shot``'s default shot ends with the cue ball 10 mm from where runs at 1e-5 and 1e-6 agree within 0.9 mm
-#: (docs/RESULTS.md, "A ball's slide into rolling at the table's tolerance").
+#: (docs/results/shot.md, "`diffimpact shot`").
 SHOT_RTOL = 1e-5
 #: The relative tolerance of ``shot``'s ``sensitivity`` at most (the derivative's run, atol = 1e-3 rtol; its steps
 #: judged by the derivatives' errors too): through the cloth's hops, whose landings are not events, the derivatives
 #: converge slowly with rtol. The README's shot (0.4 s): every entry within 2.3e-4 m per unit of the strike at rtol
 #: 1e-5 and 3.8e-6 at 1e-8, in 0.37 and 0.98 s; the default shot (4 s, the cue ball hopping after the foot
 #: cushion): the cue ball's dx/d(speed) −0.927 at 1e-5 and −0.6422 at 1e-8 (9.6 and 21.7 s), against −0.6418 and
-#: −0.6363 from central differences at steps 1e-5 and 1e-6 (``benchmarks/shot_gradient.py``; docs/RESULTS.md,
-#: "The passages through the band under the tangents' errors").
+#: −0.6363 from central differences at steps 1e-5 and 1e-6 (``benchmarks/shot_gradient.py``;
+#: docs/design/step-control.md, "The passages through the band under the tangents' errors").
 SENSITIVITY_RTOL = 1e-8
 #: Contact events listed in ``shot``'s summary (all of them are in ``shot-events.csv``).
 SHOT_LISTED = 12
@@ -444,7 +444,8 @@ def highest_hop(p, times, centres):
     """The highest a ball's centre got above its resting height on the cloth (``Parameters.resting_height``) at the
     saves ``times`` of ``centres`` (saves, balls, 3): (the ball's index, the height (m), the time (s)). On the
     paper's undamped cloth a ball that gets a vertical push (a spinning ball meeting a cushion at the centre
-    height, a ball landing on another) keeps hopping (docs/RESULTS.md, "The cloth's hops are not events")."""
+    height, a ball landing on another) keeps hopping (docs/design/event-engine.md, "The cloth's hops are not
+    events")."""
     heights = np.asarray(centres)[:, :, 2] - float(p.resting_height())
     save, ball = np.unravel_index(np.argmax(heights), heights.shape)
     return int(ball), float(heights[save, ball]), float(np.asarray(times)[save])

@@ -10,7 +10,7 @@ throughout the collision. The impact is resolved (a) by PLUS with e = 1 and
 100 GPa, integrated with its accuracy tightened until the sphere's final
 height is within 1 %; Fig. 15b compares the CPU time of the two.
 
-Choices the paper leaves open (each justified in docs/RESULTS.md):
+Choices the paper leaves open (each justified in docs/results/impulse-models.md):
 
 * θ_i are the pin angles in Simbody's sense, each link's angle relative to
   the one before, θ_1 relative to the downward vertical: the absolute angle

@@ -582,7 +582,7 @@ def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=Tr
     """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
 
     The cases run one after the other (``jax.lax.map``): under ``jax.vmap`` each event-driven run waits for
-    the slowest, and the batch compiled twice as long (docs/RESULTS.md, "Suite time (session of 2026-11-27,
+    the slowest, and the batch compiled twice as long (docs/design/performance.md, "Suite time (session of 2026-11-27,
     fourth)"). One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
     ``np.ones(4)`` share it); pass ``rtol`` as an array to share it between tolerances.
     """
@@ -790,10 +790,10 @@ def table_cloth(p, index, located=False):
     onsets and separations are not located (``Contact``'s ``located``): its
     Hertz force vanishes at δ = 0, and on the paper's undamped cloth the
     balls hop for the whole run, each hop an onset and a separation that
-    would end two segments (docs/RESULTS.md, "The cloth's hops are not
+    would end two segments (docs/design/event-engine.md, "The cloth's hops are not
     events"). ``located=True`` makes them events: a ball's landing is then
     resolved where the solver would step over it, at the price of a
-    segment for each (docs/RESULTS.md, "Pocketed balls out of the scene;
+    segment for each (docs/design/event-engine.md, "Pocketed balls out of the scene;
     the landings on the cloth": the 4-s break runs about twice as long).
     """
     holes = pockets(p)

@@ -14,7 +14,7 @@ def table():
 
 
 def test_forward_mode_agrees_with_central_differences(table):
-    # They agree to 1.4e-7 (docs/RESULTS.md). The bound catches the 1.7e-5 that an event function divided
+    # They agree to 1.4e-7 (docs/results/fits.md). The bound catches the 1.7e-5 that an event function divided
     # by the time since the segment start gave (the turning points before the rest band of ``simulate``).
     assert table["discrepancy"] < 2e-6
     np.testing.assert_allclose(table["normalised"], table["normalised_fd"], atol=2e-6)

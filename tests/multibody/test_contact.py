@@ -375,7 +375,8 @@ def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_frict
     """The sliding disc above at rtol 1e-3, its friction implicit (KenCarp3): the rolling speed v0 r/(1 + r) and
     its derivative r/(1 + r) in closed form. The rolling slip sits in the friction's band (relaxing at
     μ g (1 + r)/v_reg ≈ 9e4 /s), where Tsit5's steps are far outside its stability on the friction and its
-    derivatives need ``friction_steps`` (docs/RESULTS.md, "Derivatives through stiff friction"). The steps are the
+    derivatives need ``friction_steps`` (docs/design/derivatives.md, "Derivatives through stiff friction"). The
+    steps are the
     state's error's alone (``tangent_errors=False``): what the implicit friction does by itself. (With the
     tangents' errors the passages' bound also shortens the steps towards the band, and the speed half-way through
     the slide is 4.6e-6 off, the ball's vertical mode stirred by 1.4e-8 m, within atol: measured.)"""
@@ -454,7 +455,7 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     band and the error control takes steps with h λ_F far beyond Tsit5's stability interval, so the derivatives
     of the steps are not the motion's. The plain run is right (the rolling speed in closed form) and raises
     nothing. Reverse mode (``jax.grad``, the default adjoint) refuses a derivative through friction that
-    ``friction_steps`` does not bound (no check of its steps sees every way it goes wrong: docs/RESULTS.md,
+    ``friction_steps`` does not bound (no check of its steps sees every way it goes wrong: docs/design/derivatives.md,
     "Reverse-mode derivatives through friction"), and with ``friction_steps`` gives the closed form. Forward
     mode (``jax.jvp``, ``ForwardMode``) with the state's steps raises the friction guard's error, through
     ``DirectCorrection`` too, whose projection wraps the solver as well. (Forward mode's error without it, and

@@ -6,7 +6,7 @@ past the collision, at the shots' tight tolerances (rtol = 1e-8), and at the
 break's rtol = 1e-3 with ``simulate``'s ``friction_steps``: without them the
 same derivative comes out −1e23 m against −0.10 m by central differences
 (the stiff friction's slip chatters across its band within the tolerance,
-and the tangents of those steps grow without bound: docs/RESULTS.md).
+and the tangents of those steps grow without bound: docs/design/derivatives.md).
 """
 
 import dataclasses

@@ -63,7 +63,7 @@ def test_a_mirror_image_state_of_the_packed_rack_gets_the_mirror_image_accelerat
     # The rack squeezed so that every ball presses on its neighbours (up to six ball–ball forces on one ball),
     # moving and spinning, mirror-symmetric about y = 0: the accelerations must be the mirror image, bit for bit.
     # Summed in the order of the family, the forces on a ball and on its mirror image (whose contacts come in
-    # another order) came out 7e-15 N apart, and the break amplified that to metres (docs/RESULTS.md).
+    # another order) came out 7e-15 N apart, and the break amplified that to metres (docs/design/mirror-symmetry.md).
     model = billiard.table_model(P)
     partner = table.mirror_partners(P)
     centres = np.array(billiard.rack(P, 0.0))
