@@ -133,11 +133,11 @@ def _without_fma():
 
 
 # The files that take longest (seconds summed over their tests, `pytest -m "not slow" -n 2 --dist loadfile
-# --durations=0` on 2026-11-28), run first: xdist's --dist loadfile hands the workers whole files in collection
+# --durations=0`), run first: xdist's --dist loadfile hands the workers whole files in collection
 # order, so a long file collected last runs alone at the end (55 s of 900 there). A file missing from this list
 # keeps its place after them; the list only orders, it selects nothing.
 LONGEST_FIRST = (
-    "reproduce/test_reproductions_at_defaults.py",  # slow only: 7 min (2026-11-29)
+    "reproduce/test_reproductions_at_defaults.py",  # slow only: 7 min
     "fitting/test_fits_at_defaults.py",  # slow only: 4 min
     "test_examples.py",  # slow only: 2.6 min
     "multibody/test_contact.py",  # 270 s

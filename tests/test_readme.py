@@ -1,4 +1,5 @@
-"""README's Python examples, run in order as a reader would paste them, and the claims their comments make."""
+"""The Python examples of README.md and of the user guide's pages, run in order as a reader would paste them, page
+by page, and the claims their comments make."""
 
 import re
 from pathlib import Path
@@ -34,14 +35,24 @@ def _two_discs(ns):
     assert impulse == pytest.approx(0.5 * float(ns["run"].v[-1, 3]), rel=1e-4)
 
 
-#: A line of a README block -> the check of what that block's comments claim.
-CHECKS = {"result = di.central_impact": _optimal_damping, "run = simulate(model, state, jnp.linspace(0.0, 0.3": _sliding_ball,
-          "pairs = billiard.ball_pair": _ball_pairs, "contact = run.contact_history[0]": _two_discs}
+#: A block that ends in ``# EquinoxRuntimeError: ... message`` must raise that message.
+ERROR = "error"
+#: A page -> its checks: a line of one of its blocks -> the check of what that block's comments claim (``ERROR``:
+#: the page has a block that must raise). Every page's blocks run, in one namespace per page.
+PAGES = {
+    "README.md": {"result = di.central_impact": _optimal_damping},
+    "docs/getting-started.md": {},
+    "docs/concepts.md": {"result = di.central_impact": _optimal_damping,
+                         "run = simulate(model, state, jnp.linspace(0.0, 0.3": _sliding_ball,
+                         "pairs = billiard.ball_pair": _ball_pairs, "contact = run.contact_history[0]": _two_discs},
+    "docs/bad-input.md": {ERROR: None},
+}
 
 
 @pytest.mark.slow
-def test_readme_examples_run_and_say_what_they_claim(tmp_path, monkeypatch):
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+@pytest.mark.parametrize("page", PAGES)
+def test_examples_run_and_say_what_they_claim(page, tmp_path, monkeypatch):
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), flags=re.S)
     monkeypatch.chdir(tmp_path)  # the two discs' run writes two-discs.npz
     namespace, checked = {}, set()
     for block in blocks:
@@ -49,11 +60,11 @@ def test_readme_examples_run_and_say_what_they_claim(tmp_path, monkeypatch):
         if expected:
             with pytest.raises(eqx.EquinoxRuntimeError, match=re.escape(expected.group(1))):
                 exec(block, namespace)
-            checked.add("error")
+            checked.add(ERROR)
             continue
         exec(block, namespace)
-        for line, check in CHECKS.items():
-            if line in block:
+        for line, check in PAGES[page].items():
+            if line != ERROR and line in block:
                 check(namespace)
                 checked.add(line)
-    assert checked == {"error", *CHECKS}  # every check found its block
+    assert blocks and checked == set(PAGES[page])  # every check found its block

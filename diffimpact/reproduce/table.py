@@ -294,8 +294,8 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
         causes.append(f"its undamped cloth gives {given_back} back as a jump")
     if highest_hop(p, times, saved)[1] > p.radius and causes:
         lines.append(f"  (a ball hopped higher than its radius: {'; '.join(causes)}; with --nose "
-                     "--cloth-damping-ratio 1 the balls stay within millimetres of the cloth: README, \"Your own "
-                     "shot on the full table\")")
+                     "--cloth-damping-ratio 1 the balls stay within millimetres of the cloth: docs/table-shots.md, "
+                     "\"Your own shot\")")
     events = trajectory.events
     onsets = [(float(t), name) for t, name, onset in zip(
         events.t, event_names(events, billiard.table_contact_names(len(centres))), events.onset) if onset]

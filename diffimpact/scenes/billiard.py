@@ -582,8 +582,7 @@ def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=Tr
     """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
 
     The cases run one after the other (``jax.lax.map``): under ``jax.vmap`` each event-driven run waits for
-    the slowest, and the batch compiled twice as long (docs/design/performance.md, "Suite time (session of 2026-11-27,
-    fourth)"). One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
+    the slowest, and the batch compiled twice as long. One compilation per shape (the arrays are taken as float64, so ``jnp.full(4, 1.0)`` and
     ``np.ones(4)`` share it); pass ``rtol`` as an array to share it between tolerances.
     """
     return _cushion_rebounds(p, *_checked_cushion_shot(speed, incidence, topspin_ratio, sidespin_ratio), nose,

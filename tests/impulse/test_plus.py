@@ -70,7 +70,7 @@ def _full_rank(W):
 
 
 def test_redundant_contacts_can_gain_energy_even_without_friction():
-    # Found by the random test above on 2026-11-24 (CI): three frictionless points at e = 1 on 5 freedoms
+    # Found by the random test above: three frictionless points at e = 1 on 5 freedoms
     # (W of rank 6 of 9), one point barely approaching (u_n = −0.0045): PLUS's expansion gains 1.56, and still
     # 1.38 at e = 0.99, while e = 0.5 loses energy. A scan of 3000 random systems (e = 0.7–1, μ ≤ 0.5) found
     # one more gain, again redundant (rank 4); none in 3000 with independent contacts (9 and 12 freedoms).
@@ -81,8 +81,7 @@ def test_redundant_contacts_can_gain_energy_even_without_friction():
 
 
 def test_independent_but_strongly_coupled_contacts_can_gain_energy_without_friction():
-    # Found by the random test above in a fresh clone's CI (2026-11-29), when it still claimed that independent
-    # points never gain energy: three frictionless points at e = 1 on 9 freedoms, W of full rank but condition
+    # Found by the random test above (independent points do not always keep energy): three frictionless points at e = 1 on 9 freedoms, W of full rank but condition
     # number 1.5e4, close to the redundant systems of the test above. The gain depends continuously on W, so
     # systems near a redundant one that gains energy gain it too; at e = 0.5 this one loses energy.
     W, u = random_system(3358354)
