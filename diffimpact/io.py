@@ -141,3 +141,14 @@ def figure(rows, cols, width=4.2, height=3.4):
     """A figure with a grid of axes, sized per panel."""
     fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained")
     return fig, axes
+
+
+def script_arguments(description):
+    """The command line of a script that writes a study's files: ``--quick`` (a coarse grid, for a fast look) and
+    ``--out DIR`` (default ``out`` in the working directory), as the example scripts take it."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="coarse grid, for a fast look")
+    parser.add_argument("--out", default="out", help="directory for the files (default: out)")
+    return parser.parse_args()

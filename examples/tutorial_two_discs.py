@@ -239,6 +239,6 @@ def plot(axes, runs, restitution, measured, fitted):
 
 
 if __name__ == "__main__":
-    from _common import parse
+    from diffimpact.io import script_arguments
 
-    main(parse(__doc__.splitlines()[0]).out)
+    main(script_arguments(__doc__.splitlines()[0]).out)

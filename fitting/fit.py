@@ -16,7 +16,7 @@ array shapes) reuse the compiled step whatever their data, σ, fixed values and
 starting points. A fresh ``lambda`` per call closing over the data is a new
 structure and recompiles; pass the data as array leaves instead,
 ``fit(eqx.Partial(residuals, data), ...)`` with ``residuals(data, params)``
-defined once (``examples/fit_compile_cache.py`` measures the difference).
+defined once (``examples/fits/compile_cache.py`` measures the difference).
 
 Uncertainty (Gauss–Newton, at the best θ):
 

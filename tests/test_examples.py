@@ -17,9 +17,11 @@ from fitting.studies import FITS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: The examples that do their own work (not a study's ``run``).
-STANDALONE = ("break_sensitivity", "cushion_hop", "fig03_mass_scaling", "fig04_velocity_scaling",
-              "fig05_stiffness_scaling", "fig06_c_opt_vs_e", "fig07_alpha_beta", "fig08_random_systems",
-              "fig09_kelvin_voigt", "fit_compile_cache", "pool_table", "seed002_resting_contact", "tutorial_two_discs")
+STANDALONE = ("billiards/break_sensitivity", "billiards/cushion_hop", "papers/poursina2020_mass_scaling",
+              "papers/poursina2020_velocity_scaling", "papers/poursina2020_stiffness_scaling",
+              "papers/poursina2020_damping_against_restitution", "papers/poursina2020_alpha_beta",
+              "papers/poursina2020_random_systems", "papers/poursina2020_kelvin_voigt", "fits/compile_cache",
+              "billiards/pool_table", "papers/sypniewska_kaminska2017_resting_contact", "tutorial_two_discs")
 
 
 def test_every_example_is_standalone_or_a_studys_run():
@@ -27,16 +29,16 @@ def test_every_example_is_standalone_or_a_studys_run():
     # module.function, e.g. "billiards.run_deflection" (not any ".run(", which subprocess.run would match)
     runs = {f"{run.__module__.rsplit('.', 1)[-1]}.{run.__name__}" for run, _ in [*REPRODUCTIONS.values(),
                                                                              *FITS.values()]}
-    for path in EXAMPLES.glob("[a-z]*.py"):
+    for path in EXAMPLES.rglob("[a-z]*.py"):
         calls_a_run = any(re.search(rf"\b{re.escape(name)}\(", path.read_text()) for name in runs)
-        assert (path.stem in STANDALONE) != calls_a_run, path.name
+        assert (path.relative_to(EXAMPLES).with_suffix("").as_posix() in STANDALONE) != calls_a_run, path.name
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STANDALONE)
 def test_example_runs(name, tmp_path):
     script = EXAMPLES / f"{name}.py"
-    options = ["--out", str(tmp_path)] if "from _common import parse" in script.read_text() else []
+    options = ["--out", str(tmp_path)] if "script_arguments" in script.read_text() else []
     done = subprocess.run([sys.executable, str(script), *options], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""The PLUS impact model for simultaneous frictional impacts (seed 001).
+"""The PLUS impact model for simultaneous frictional impacts (Uchida, Sherman & Delp 2015).
 
 T. K. Uchida, M. A. Sherman, S. L. Delp, "Making a meaningful impact:
 modelling simultaneous frictional collisions in spatial multibody systems",

@@ -1,4 +1,4 @@
-"""The examples of the PLUS paper (seed 001, Uchida, Sherman & Delp 2015), §4.
+"""The examples of the PLUS paper (Uchida, Sherman & Delp 2015), §4.
 
 ``plus-brick`` (Example 1, Figs. 8–10, Table A1): a childproof brick (spheres
 of radius 0.1 m welded to its vertices) turned by π/4 about x and then π/6
