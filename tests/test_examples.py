@@ -17,8 +17,7 @@ from fitting.studies import FITS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 #: The examples that do their own work (not a study's ``run``).
-STANDALONE = ("billiards/break_sensitivity", "billiards/cushion_hop", "papers/poursina2020_mass_scaling",
-              "papers/poursina2020_velocity_scaling", "papers/poursina2020_stiffness_scaling",
+STANDALONE = ("billiards/break_sensitivity", "billiards/cushion_hop", "papers/poursina2020_scaling",
               "papers/poursina2020_damping_against_restitution", "papers/poursina2020_alpha_beta",
               "papers/poursina2020_random_systems", "papers/poursina2020_kelvin_voigt", "fits/compile_cache",
               "billiards/pool_table", "papers/sypniewska_kaminska2017_resting_contact", "tutorial_two_discs")

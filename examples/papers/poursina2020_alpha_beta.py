@@ -7,7 +7,6 @@ Fits the λ(n, e) grid shipped in data/ with ``fitting.damping``.
 
 from pathlib import Path
 
-
 from diffimpact.io import figure, save_figure, script_arguments
 from fitting import damping
 
@@ -16,4 +15,4 @@ columns, _ = damping.load_data()
 fits = damping.study(columns, quick=args.quick)
 fig, axes = figure(1, 2)
 damping.plot_alpha_beta(fits, axes[0])
-print("wrote", save_figure(fig, Path(args.out) / "fig07_alpha_beta.png"))
+print("wrote", save_figure(fig, Path(args.out) / "poursina2020_alpha_beta.png"))

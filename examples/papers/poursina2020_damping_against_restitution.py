@@ -8,7 +8,6 @@ the grid with ``diffimpact reproduce damping-lambda --out data``).
 
 from pathlib import Path
 
-
 from diffimpact.io import figure, save_figure, script_arguments
 from fitting import damping
 
@@ -17,4 +16,4 @@ columns, _ = damping.load_data()
 fits = damping.study(columns, quick=args.quick)
 fig, axes = figure(1, 1, 5.5, 4.0)
 damping.plot_c_opt_vs_e(columns, fits, axes[0, 0])
-print("wrote", save_figure(fig, Path(args.out) / "fig06_c_opt_vs_e.png"))
+print("wrote", save_figure(fig, Path(args.out) / "poursina2020_damping_against_restitution.png"))

@@ -5,7 +5,6 @@
 
 from pathlib import Path
 
-
 from diffimpact.io import figure, save_figure, script_arguments
 from diffimpact.reproduce import damping
 
@@ -13,4 +12,4 @@ args = script_arguments(__doc__.splitlines()[0])
 study = damping.kelvin_voigt_study(args.quick)
 fig, axes = figure(1, 2)
 damping.plot_kelvin_voigt(study, axes[0])
-print("wrote", save_figure(fig, Path(args.out) / "fig09_kelvin_voigt.png"))
+print("wrote", save_figure(fig, Path(args.out) / "poursina2020_kelvin_voigt.png"))

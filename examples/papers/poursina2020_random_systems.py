@@ -5,7 +5,6 @@
 
 from pathlib import Path
 
-
 from diffimpact.io import figure, save_figure, script_arguments
 from diffimpact.reproduce import damping
 
@@ -13,4 +12,4 @@ args = script_arguments(__doc__.splitlines()[0])
 study = damping.verification_study(args.quick)
 fig, axes = figure(1, 1, 5.5, 4.0)
 damping.plot_verification(study, axes[0, 0])
-print("wrote", save_figure(fig, Path(args.out) / "fig08_random_systems.png"))
+print("wrote", save_figure(fig, Path(args.out) / "poursina2020_random_systems.png"))
