@@ -16,7 +16,7 @@ with L standard normal, u⁻ standard normal with u⁻_n < 0, μ uniform in
 
 Also the share of each case of the structogram in the batch, and
 
-(c) one time step of §3.1 (``diffimpact.impulse.rigid_spheres.simulate``) on
+(c) one time step of §3.1 (``diffimpact.rigid_spheres.simulate``) on
     the ten spheres of ``diffimpact reproduce maxdiss-stepping`` poured into
     their box (95 candidate contacts, ε = 0.2), ``--stepping-steps`` steps from
     the start, at 5, 20 and 80 Gauss–Seidel sweeps: per step, compile time
@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import minimize
 
-from diffimpact.impulse import rigid_spheres
+from diffimpact import rigid_spheres
 from diffimpact.impulse.max_dissipation import single_contact
 from diffimpact.reproduce.max_dissipation import POURED, poured_scene
 from _timing import timed

@@ -144,7 +144,7 @@ LONGEST_FIRST = (
     "multibody/test_spatial_contact.py",  # 148 s
     "multibody/test_contact_family.py",  # 100 s
     "impact/test_central.py",  # 97 s
-    "impulse/test_rigid_spheres.py",  # 78 s
+    "test_rigid_spheres.py",  # 78 s
     "reproduce/test_break_study.py",  # 56 s
     "impact/test_damping.py",  # 55 s
     "fitting/test_sensitivity_two_pendulum.py",  # 52 s

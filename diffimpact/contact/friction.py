@@ -23,8 +23,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from diffimpact._math import safe_norm
 from diffimpact._validation import check_positive, check_range
-from diffimpact.contact._math import safe_norm
 
 def _check_ordered(lower_name, lower, upper_name, upper, *, strict):
     """Return ``upper`` after checking lower ≤ upper (< if ``strict``); the message names both."""

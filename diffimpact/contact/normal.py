@@ -27,8 +27,8 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 
+from diffimpact._math import signed_power
 from diffimpact._validation import check_positive, check_range
-from diffimpact.contact._math import signed_power
 
 
 class NormalForceLaw(eqx.Module):

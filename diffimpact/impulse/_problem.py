@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._math import safe_norm
 from diffimpact._validation import check_range, refuse_where
-from diffimpact.contact._math import safe_norm
 
 
 class Impact(eqx.Module):

@@ -117,8 +117,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._broadcast import broadcast_map
+from diffimpact._math import safe_norm
 from diffimpact._validation import check_positive, check_range, refuse_where
-from diffimpact.contact._math import safe_norm
 
 #: The paper's parameters (section 3.5, Table/Fig. 7): snooker ball mass (kg), radius (m),
 #: energetic restitution and ball–cushion friction fitted by the authors, ball–cloth sliding friction.

@@ -130,8 +130,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._math import safe_norm
 from diffimpact._validation import check_count, check_range
-from diffimpact.contact._math import safe_norm
 from diffimpact.impulse._problem import Impact, per_contact, refuse_where
 
 #: Normal states of a point in an interval (``PlusImpact.normal_state``).

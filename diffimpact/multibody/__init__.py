@@ -23,10 +23,6 @@ from diffimpact.multibody.bodies import (
     PlanarBody,
     SpatialBody,
     angular_velocity,
-    euler_parameters,
-    euler_rates,
-    euler_rotation,
-    euler_torque,
     orientation,
     point_position,
 )
@@ -79,6 +75,7 @@ from diffimpact.multibody.model import Model, State
 from diffimpact.multibody.simulate import check_initial_state, project_initial_state, simulate
 from diffimpact.multibody.step_control import IMEX_SOLVERS
 from diffimpact.multibody.trajectory import ContactHistory, Events, Trajectory
+from diffimpact.rotations import euler_parameters, euler_rates, euler_rotation, euler_torque
 
 __all__ = [
     "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HoledPlane", "HuntCrossleyImpact",

@@ -25,7 +25,8 @@ import numpy as np
 
 from diffimpact._validation import check_range, unit_vector
 
-from diffimpact.multibody.bodies import PLANAR_SIZE, SPATIAL_SIZE, euler_g, global_direction, global_point
+from diffimpact.multibody.bodies import PLANAR_SIZE, SPATIAL_SIZE, global_direction, global_point
+from diffimpact.rotations import euler_g
 
 
 class Constraint(eqx.Module):

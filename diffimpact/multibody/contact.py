@@ -57,8 +57,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._exact_sums import body_totals, exact_sum
+from diffimpact._math import dot, normal_frame, positive_power, safe_norm
 from diffimpact._validation import is_concrete
-from diffimpact.contact._math import dot, normal_frame, positive_power, safe_norm
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import NormalForceLaw
 from diffimpact.impulse._problem import Impact

@@ -18,7 +18,8 @@ import jax
 import jax.numpy as jnp
 
 from diffimpact._validation import check_range, unit_vector
-from diffimpact.multibody.bodies import SPATIAL_SIZE, euler_torque, global_point
+from diffimpact.multibody.bodies import SPATIAL_SIZE, global_point
+from diffimpact.rotations import euler_torque
 
 
 def _rate(coordinate, q, v):

@@ -23,9 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._math import dot
 from diffimpact._validation import check_positive, check_range
-from diffimpact.contact._math import dot
-from diffimpact.multibody.bodies import SPATIAL_SIZE, euler_g, matvec
+from diffimpact.multibody.bodies import SPATIAL_SIZE
+from diffimpact.rotations import euler_g, matvec
 from diffimpact.multibody.constraints import EulerParameters
 
 

@@ -20,8 +20,8 @@ import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._math import dot, safe_norm
 from diffimpact._validation import check_positive, check_range, unit_vector
-from diffimpact.contact._math import dot, safe_norm
 from diffimpact.multibody.bodies import orientation, point_position, position
 
 

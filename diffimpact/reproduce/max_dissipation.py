@@ -33,7 +33,7 @@ impulse that sticks the tip, Λ₀ = m v₀/8 (3 sin 2θ, 5 + 3 cos 2θ, 0) in
 (n, t, o) (case P₁). The reproduction finds the threshold by bisection on
 ``single_contact`` and compares it with μ*(θ).
 
-**Time stepping** (§3.1; ``diffimpact.impulse.rigid_spheres``): (a) a solid
+**Time stepping** (§3.1; ``diffimpact.rigid_spheres``): (a) a solid
 sphere launched sliding without spin on a plane with friction μ decelerates
 at μg while r ω grows at 5/2 μg, until it rolls at t* = 2v₀/(7μg) after
 s* = 12v₀²/(49μg), at 5v₀/7 (its angular momentum about the contact point is
@@ -56,7 +56,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import brentq
 
-from diffimpact.impulse import max_dissipation, rigid_spheres
+from diffimpact import rigid_spheres
+from diffimpact.impulse import max_dissipation
 from diffimpact.io import figure, save_figure, write_csv
 
 ACADEMIC = dict(dx=10.0, dy=1.0, dz=1.0, mx=0.03, my=65.0, mz=50.0, friction=3.7,

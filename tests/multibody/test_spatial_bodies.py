@@ -29,7 +29,8 @@ from diffimpact.multibody import (
     simulate,
 )
 from diffimpact.multibody import formulations
-from diffimpact.multibody.bodies import euler_g, gyroscopic_forces, point_force, point_position, point_velocity
+from diffimpact.multibody.bodies import gyroscopic_forces, point_force, point_position, point_velocity
+from diffimpact.rotations import euler_g
 
 G = 9.81
 # A full (non-diagonal) body-frame inertia tensor with distinct principal moments.

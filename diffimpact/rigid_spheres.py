@@ -10,8 +10,8 @@ display equations are unnumbered; they are quoted here in full.
 angular velocity ω_i (inertial frame). Mass m_i, principal moments I_{i,0}
 (diagonal in the body frame; 2/5 m r² for a solid sphere), I_ii(φ) =
 R(φ) I_{i,0} R(φ)ᵀ. φ̇ = Q(φ) ω (§2, the 4×3 matrix Q_ii of Diebel) is
-``bodies.euler_rates`` (½ Eᵀ ω, the same matrix row by row), R(φ) is
-``bodies.euler_rotation``.
+``rotations.euler_rates`` (½ Eᵀ ω, the same matrix row by row), R(φ) is
+``rotations.euler_rotation``.
 
 **Contacts** (§2, for spherical particles): every sphere–plane and every
 sphere–sphere pair is a candidate contact j = (i₁, i₂), reactions acting
@@ -83,6 +83,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffimpact._math import normal_frame, safe_norm
 from diffimpact._validation import (
     check_count,
     check_positive,
@@ -92,10 +93,9 @@ from diffimpact._validation import (
     refuse_where,
     unit_vector,
 )
-from diffimpact.contact._math import normal_frame, safe_norm
 from diffimpact.impulse._problem import kinetic_energy_change
 from diffimpact.impulse.max_dissipation import block_gauss_seidel
-from diffimpact.multibody.bodies import euler_rates, euler_rotation
+from diffimpact.rotations import euler_rates, euler_rotation
 
 #: Standard gravity along −z (m/s²).
 GRAVITY = (0.0, 0.0, -9.81)

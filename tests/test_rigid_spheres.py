@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.impulse import rigid_spheres as rs
-from diffimpact.multibody.bodies import euler_parameters, euler_rotation, skew
+from diffimpact import rigid_spheres as rs
+from diffimpact.rotations import euler_parameters, euler_rotation, skew
 
 G = 9.81
 FLOOR = ((0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
