@@ -1,4 +1,4 @@
-"""Benchmark: the 16-ball break in MuJoCo beside ours, in one run (issue 11 §4).
+"""Benchmark: the 16-ball break in MuJoCo beside ours, in one run.
 
     python benchmarks/billiards.py [--duration 4.0] [--repeats 1] [--timestep 1e-4] [--mujoco-only] [--error-norm max]
 

@@ -1,4 +1,4 @@
-"""Benchmark: the four-ball break with cushions, its forward-mode gradient and a vmapped batch (issue 11 §4).
+"""Benchmark: the four-ball break with cushions, its forward-mode gradient and a vmapped batch.
 
     python benchmarks/break_gradient.py [--duration 3] [--batch 64] [--batch-duration 1] [--max-events 200]
                                         [--check-duration 0.15] [--check-rtol 1e-8 1e-10] [--repeats 1]
@@ -34,7 +34,7 @@ of times from this one process. Measured:
    restitution sets the speed it keeps after the head-on hit, the cloth the
    topspin it gains before it and how soon it rolls after), and its y must
    stay 0 by the mirror symmetry of the shot, so its y row must be 0.
-   Compile, run, and the ratio gradient run / forward run (issue 11's goal: ≤ 5×).
+   Compile, run, and the ratio gradient run / forward run.
    Its steps are those of ``simulate``'s default in forward mode (the
    tangents' errors in the step-size control, and the slips' passages
    through the friction's band bounded); it is also timed with

@@ -1,4 +1,4 @@
-"""Where the 16-ball break's solver steps go: the ball–ball friction makes the rack's impact stiff (issue 11 §1).
+"""Where the 16-ball break's solver steps go: the ball–ball friction makes the rack's impact stiff.
 
 Alciatore's ball–ball friction, μ(v) F_N tanh(v/v_reg) (``diffimpact.contact.Alciatore``; the paper gives
 no regularisation speed v_reg, ours is v0/3 with the v0 = 0.01 m/s of its Threlfall law, 1e-4 m/s before),

@@ -10,8 +10,7 @@ every ball with each cushion is a contact: for 16 balls 16 ball–cloth, 120
 ball–ball and 96 ball–cushion contacts in three contact families. Reports
 per ball count, in one run: contacts, compile time (first call minus a
 later call), run time, solver steps, events and the run time per step, and
-each compile time over the first's (issue 11's goal: 16 balls within 1.5× of
-2 balls, ≤ 30 s). Tolerances are the formulations study's (Matlab's
+each compile time over the first's. Tolerances are the formulations study's (Matlab's
 defaults, rtol = 1e-3, atol = 1e-6). The simulated ``duration`` from the
 shot (default 0.13 s) takes the cue ball into the rack (at ≈ 0.114 s).
 """

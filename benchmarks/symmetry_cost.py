@@ -3,10 +3,9 @@
 The 16-ball break stays mirror-symmetric to the last bit because (``diffimpact``'s module docstring) the contact
 families sum their forces and their effective masses' and rates' products exactly, in any order
 (``diffimpact._exact_sums``), and XLA's CPU code is capped at AVX, so that no fused multiply-add rounds a
-mirror-image term otherwise. Issue 11 asks for ≤ 50 µs a step; this measures how much of a step that symmetry
-is. The 4-s break of ``diffimpact reproduce break`` (``table.integrate``, jitted with the state and save times
-as arguments), each setting in a process of its own (XLA reads its flags when its CPU backend starts), in one
-run:
+mirror-image term otherwise. This measures how much of a step that symmetry is. The 4-s break of
+``diffimpact reproduce break`` (``table.integrate``, jitted with the state and save times as arguments), each
+setting in a process of its own (XLA reads its flags when its CPU backend starts), in one run:
 
 * **exact sums, AVX** (the package as it is);
 * **plain sums, AVX**: ``Contact``'s ``body_totals`` and ``exact_sum`` replaced, in this process only, by the
