@@ -22,8 +22,8 @@ and the loaded slips' passages through its band) on the families named, or all; 
 locates the cloth's onsets and separations (``table_model(p, cloth_located=True)``, 4 × ``table.MAX_EVENTS``
 events allowed; its landings are then events, not listed as landed).
 
-docs/design/table-settings.md, "The energy check", "Pocketed balls out of the scene; the landings on the
-cloth".
+docs/design/table-settings.md, "The energy check"; docs/design/event-engine.md, "Pocketed balls out of the
+scene; the landings on the cloth".
 """
 
 import argparse

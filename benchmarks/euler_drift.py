@@ -13,7 +13,7 @@ acceleration is that of its orientation matrix, which normalises p: ω̇ =
 J_eff/J: 1 at every |p| since the spatial bodies' mass matrix and forces are
 those of the rotation of p/|p| (``diffimpact.multibody.bodies``); with the
 paper's M = 4 Gᵀ J' G it was |p|⁴. docs/design/step-control.md, "Fast spins: a step turns
-a ball by at most a radian" and "A drift of |p| no longer changes a ball's inertia" (the
+a ball by at most a radian"; docs/design/table-settings.md, "A ball's inertia under a drift of |p|" (the
 drift is the table's: ``random_shots.py``).
 """
 
