@@ -21,9 +21,9 @@ the tangents' errors in the step-size control too (``simulate``'s default in for
 ``table.shot``'s sensitivity, each value's ratio to its size, 1 for a value of 0), each with its largest
 difference from the last central differences by column (the parameters' columns as x ∂/∂x: m per relative
 change). Compile and run times apart (first call and second). docs/results/shot.md, "`diffimpact shot`; a ball's slide
-into rolling at the table's tolerance", "The shot's sensitivity to the table's parameters" and "Forward-mode
-derivatives under the error control". ``--nose`` and ``--cloth-damping-ratio`` set the table as ``diffimpact shot``'s
-options do (the cushions at the nose height 7R/5; the cloth damped at ζ).
+into rolling at the table's tolerance", "The shot's sensitivity to the table's parameters"; docs/design/derivatives.md,
+"Forward-mode derivatives under the error control". ``--nose`` and ``--cloth-damping-ratio`` set the table as
+``diffimpact shot``'s options do (the cushions at the nose height 7R/5; the cloth damped at ζ).
 """
 
 import argparse
