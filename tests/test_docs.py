@@ -34,6 +34,29 @@ API_PAGES = {
 }
 
 
+#: A citation of a results page or design note by its headings' titles, as in ``docs/design/<page>.md, "<title>"``.
+CITATION = re.compile(r'(docs/(?:design|results)/[a-z-]+\.md),?((?:\s*(?:,|and|;)?\s*"[^"]+")+)')
+
+
+def test_cited_headings_exist():
+    """Every heading a file cites by its page and quoted title exists on that page (a title may be cited by its
+    first words): the pages are cross-referenced by titles, which the site's build does not check."""
+    headings = {}
+    for page in (*(ROOT / "docs" / "design").glob("*.md"), *(ROOT / "docs" / "results").glob("*.md")):
+        headings[page.relative_to(ROOT).as_posix()] = [" ".join(line.lstrip("#").split())
+                                                      for line in page.read_text().splitlines() if line.startswith("#")]
+    tracked = subprocess.run(["git", "ls-files", "*.py", "*.md"], cwd=ROOT, capture_output=True, text=True).stdout
+    stale = []
+    for name in tracked.split():
+        for match in CITATION.finditer((ROOT / name).read_text()):
+            page = match.group(1)
+            for title in re.findall(r'"([^"]+)"', match.group(2)):
+                title = " ".join(title.split())
+                if not any(heading.startswith(title) for heading in headings.get(page, ())):
+                    stale.append(f"{name}: {page}, {title!r}")
+    assert not stale, "\n".join(stale)
+
+
 @pytest.mark.parametrize("page, package", API_PAGES.items())
 def test_api_page_lists_every_public_module(page, package):
     blocks = re.findall(r"^::: (\S+)$", (ROOT / "docs" / "api" / f"{page}.md").read_text(), flags=re.M)
