@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce billiards-cushion``. Writes
 billiards-cushion.csv, billiards-cushion-shot.csv and billiards-cushion.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import billiards
 

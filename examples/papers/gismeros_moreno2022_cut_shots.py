@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce billiards-deflection``. Writes
 billiards-deflection.csv and billiards-deflection.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import billiards
 

@@ -12,7 +12,6 @@ error, the yellow ball's x and the CPU times; then the rack spacing α of
 Table 3 (values assumed): the balls' rise (fig. 10) and the yellow ball's x
 (fig. 11). Same as ``diffimpact reproduce formulations``."""
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import formulations
 

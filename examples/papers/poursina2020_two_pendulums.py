@@ -7,7 +7,6 @@ contact) come from one simulation per model, so they share one script and
 one PNG.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import two_pendulum
 

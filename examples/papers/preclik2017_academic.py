@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce maxdiss-academic``. Writes
 maxdiss-academic.csv and maxdiss-academic.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import max_dissipation
 

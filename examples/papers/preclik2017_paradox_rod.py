@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce maxdiss-paradox``. Writes
 maxdiss-paradox.csv and maxdiss-paradox.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import max_dissipation
 

@@ -9,7 +9,6 @@ maxdiss-stepping.csv, maxdiss-stepping-sliding.csv,
 maxdiss-stepping-convergence.csv and maxdiss-stepping.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import max_dissipation
 

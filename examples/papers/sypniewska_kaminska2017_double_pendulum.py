@@ -8,7 +8,6 @@ absolute-coordinate model under the four formulations. Same as
 obstacle are in ``diffimpact.scenes.double_pendulum``.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import double_pendulum
 

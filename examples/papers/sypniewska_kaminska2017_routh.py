@@ -7,7 +7,6 @@ routh-double-pendulum.csv, routh-double-pendulum-collisions.csv and
 routh-double-pendulum.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import double_pendulum
 

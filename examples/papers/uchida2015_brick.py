@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce plus-brick``. Writes
 plus-brick.csv and plus-brick.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import plus
 

@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce plus-brick-four-points``. Writes
 plus-brick-four-points.csv and plus-brick-four-points.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import plus
 

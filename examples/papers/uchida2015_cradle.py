@@ -6,7 +6,6 @@ The same as ``diffimpact reproduce plus-cradle``. Writes
 plus-cradle.csv and plus-cradle.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import plus
 

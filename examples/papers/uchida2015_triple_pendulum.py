@@ -7,7 +7,6 @@ plus-triple-pendulum.csv, plus-triple-pendulum-accuracy.csv and
 plus-triple-pendulum.png.
 """
 
-
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import triple_pendulum
 
