@@ -15,7 +15,7 @@ time to trace and lower, XLA's compile time, and the lines of the lowered
 program. (First, the time to build the table and the break's start,
 ``billiard.table_model`` and ``break_state``, op by op.) Then the time of
 ``simulate``'s checks of the concrete start
-(``check_initial_state``, ``_check_impact_laws_open``), each compiled as one
+(``check_initial_state``, ``_check_contacts_at_start``), each compiled as one
 program, against the same operations run op by op (each compiling a
 small program of its own the first time), as before.
 
@@ -82,18 +82,21 @@ def main():
               f"{len(lowered.as_text().splitlines()):7d}", flush=True)
     simulation._acceleration = jitted
 
-    # simulate's checks of a concrete start (constraints, their Jacobian's rank, the impact laws' contacts open):
+    # simulate's checks of a concrete start (constraints, their Jacobian's rank, the impact laws' contacts open, the
+    # overlaps):
     # compiled in one program each, as simulate does, against op by op, as before
     def op_by_op():
         model.constraint(state.q, state.t), model.constraint_velocity(state.q, state.v, state.t)
         np.asarray(model.jacobian(state.q, state.t))
         for k in simulation._contact_indices(model):
             contact = model.forces[k]
-            np.asarray(events._starts_closed(*contact.penetration_rate(model.split(state.q), model.split(state.v))))
+            penetration, rate = contact.penetration_rate(model.split(state.q), model.split(state.v))
+            np.asarray(events._starts_closed(penetration, rate))
+            np.asarray(penetration / contact.geometry.radius_scale)
 
     def compiled():
         simulation.check_initial_state(model, state)
-        simulation._check_impact_laws_open(model, state)
+        simulation._check_contacts_at_start(model, state)
 
     print("\nsimulate's checks of the start (first call, JAX's caches cleared):")
     for label, checks in (("compiled (simulate's)", compiled), ("op by op", op_by_op)) * args.rounds:

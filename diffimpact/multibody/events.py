@@ -85,7 +85,7 @@ def _start(model, families, q0, v0):
     for k in families:
         contact = model.forces[k]
         penetration, rate = contact.penetration_rate(q0, v0)
-        # (laws set at onset must start apart: ``_check_impact_laws_open``)
+        # (laws set at onset must start apart: ``_check_contacts_at_start``)
         closed = _starts_closed(penetration, rate) & (not contact.impulsive)
         # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
         # zero, where no down-crossing can be seen, and hide every other contact's event

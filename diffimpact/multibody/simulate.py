@@ -405,8 +405,7 @@ def simulate(
         return _simulate(model, state0, save_times, formulation, solver, controller, dt0, max_steps, progress,
                          adjoint, _tunables())
     max_events = check_count("max_events", max_events)
-    _check_impact_laws_open(model, state0)
-    _warn_deep_overlaps(model, state0)
+    _check_contacts_at_start(model, state0)
     if near_distance is not None:
         if dt is not None:
             raise ValueError("near_distance bounds adaptive steps; it cannot be combined with a fixed step dt")
@@ -554,32 +553,33 @@ def _bounded_families(model, name, value, frictional=False):
     return tuple(sorted({int(k) for k in value}))
 
 
-def _check_impact_laws_open(model, state):
-    """Contacts whose law is set at onset (impact-dependent or impulsive) must start apart (δ < 0, or δ = 0 receding)."""
-    for k in _contact_indices(model):
+OVERLAP_WARNING = 0.01
+
+
+def _check_contacts_at_start(model, state):
+    """The contacts at a concrete start, from one compiled evaluation (``_contacts_at_start``).
+
+    Contacts whose law is set at onset (impact-dependent or impulsive) must start apart (δ < 0, or δ = 0
+    receding). A warning for each family with a member that starts overlapping by more than
+    ``OVERLAP_WARNING`` of its geometry's radius (``Geometry.radius_scale``; a resting ball's sink under its
+    weight is some 1e-4 of it): its law then pushes the bodies apart from that depth, with the energy stored
+    there.
+    """
+    if not is_concrete(model, state):
+        return
+    families = _contact_indices(model)
+    starts = _contacts_at_start(model, state.q, state.v)
+    for k, (closed, _) in zip(families, starts):
         contact = model.forces[k]
-        if isinstance(contact.law, NormalForceLaw) or not is_concrete(model, state):
-            continue
-        closed = np.flatnonzero(_closed_at_start(model, k, state.q, state.v))
-        if closed.size:
+        closed = np.flatnonzero(closed)
+        if not isinstance(contact.law, NormalForceLaw) and closed.size:
             raise ValueError(
                 f"state0 is in contact (or touching and approaching) at forces[{k}] "
                 f"(contact {int(closed[0])} of the family; "
                 f"{type(contact.law).__name__}), whose law is set at contact onset; start the simulation "
                 "before the contact"
             )
-
-
-OVERLAP_WARNING = 0.01
-
-
-def _warn_deep_overlaps(model, state):
-    """A warning for each contact family with a member that starts overlapping by more than ``OVERLAP_WARNING``
-    of its geometry's radius (``Geometry.radius_scale``; a resting ball's sink under its weight is some 1e-4 of
-    it): its law then pushes the bodies apart from that depth, with the energy stored there."""
-    if not is_concrete(model, state):
-        return
-    for k, depths in zip(_contact_indices(model), _relative_overlaps(model, state.q)):
+    for k, (_, depths) in zip(families, starts):
         deep = np.flatnonzero(depths > OVERLAP_WARNING)
         if deep.size:
             m = int(deep[np.argmax(depths[deep])])
@@ -596,22 +596,18 @@ def _body_name(index):
 
 
 @_concrete
-def _relative_overlaps(model, q):
-    """Each contact family's penetrations at ``q`` over their geometries' ``radius_scale`` (0 where that is 0)."""
-    poses = model.split(q)
-    ratios = []
+def _contacts_at_start(model, q, v):
+    """For each contact family at ``q``, ``v``: which members ``_starts_closed``, and their penetrations over
+    their geometries' ``radius_scale`` (0 where that is 0); compiled as one call (see ``_constraint_residuals``)."""
+    poses, rates = model.split(q), model.split(v)
+    starts = []
     for k in _contact_indices(model):
         contact = model.forces[k]
+        penetration, rate = contact.penetration_rate(poses, rates)
         scale = contact.geometry.radius_scale
-        ratios.append(jnp.where(scale > 0, contact.penetration(poses) / jnp.where(scale > 0, scale, 1.0), 0.0))
-    return tuple(ratios)
-
-
-@_concrete
-def _closed_at_start(model, k, q, v):
-    """``_starts_closed`` of the members of the contact family ``model.forces[k]`` at ``q``, ``v``, compiled (see
-    ``_constraint_residuals``)."""
-    return _starts_closed(*model.forces[k].penetration_rate(model.split(q), model.split(v)))
+        starts.append((_starts_closed(penetration, rate),
+                       jnp.where(scale > 0, penetration / jnp.where(scale > 0, scale, 1.0), 0.0)))
+    return tuple(starts)
 
 
 def _depending_on(tree, anchor):
