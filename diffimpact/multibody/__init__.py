@@ -11,10 +11,10 @@ The modules, in the order a run goes through them: ``bodies``,
 ``constraints``, ``forces``, ``geometry`` (the contacts' gaps),
 ``impact_laws`` (laws set at each onset, rigid impacts) and ``contact`` (the
 contact families), which make up a ``model``; ``formulations`` (the
-accelerations of the constrained system); ``simulate`` (the driver: segments
-of diffrax solves between contact events), ``events`` (each contact's
-status, the functions that end a segment, and what happens at an event),
-``step_control`` (the bounds and error control of the adaptive steps) and
+accelerations of the constrained system); ``simulate`` (the entry point:
+its options ``AdaptiveSteps`` or ``FixedSteps``, ``ContactEvents``,
+``ReverseMode`` or ``ForwardMode``), ``integrate`` (the engine: segments
+of diffrax solves between contact events, the events, the step control) and
 ``trajectory`` (what a run returns).
 """
 
@@ -72,8 +72,17 @@ from diffimpact.multibody.impact_laws import (
     RigidImpact,
 )
 from diffimpact.multibody.model import Model, State
+from diffimpact.multibody.integrate import (
+    IMEX_SOLVERS,
+    AdaptiveSteps,
+    ContactEvents,
+    Derivatives,
+    FixedSteps,
+    ForwardMode,
+    ReverseMode,
+    StepSizes,
+)
 from diffimpact.multibody.simulate import check_initial_state, project_initial_state, simulate
-from diffimpact.multibody.step_control import IMEX_SOLVERS
 from diffimpact.multibody.trajectory import ContactHistory, Events, Trajectory
 from diffimpact.rotations import euler_parameters, euler_rates, euler_rotation, euler_torque
 
@@ -89,4 +98,5 @@ __all__ = [
     "EulerParameters", "RevoluteSpatial", "SpatialBody", "SphereFace", "SpherePlane",
     "SphereSphere", "Spherical", "angular_velocity", "euler_parameters", "euler_rates",
     "euler_rotation", "euler_torque", "orientation",
+    "AdaptiveSteps", "ContactEvents", "Derivatives", "FixedSteps", "ForwardMode", "ReverseMode", "StepSizes",
 ]

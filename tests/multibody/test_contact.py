@@ -13,10 +13,13 @@ import diffimpact
 from diffimpact.contact.friction import Ambrosio, Coulomb
 from diffimpact.contact.normal import Hertz, HertzLinearDamper, free_surface
 from diffimpact.multibody import (
+    AdaptiveSteps,
     CircleCircle,
     CirclePlane,
     Contact,
+    ContactEvents,
     DirectCorrection,
+    ForwardMode,
     Gravity,
     HuntCrossleyImpact,
     LagrangeMultipliers,
@@ -24,17 +27,11 @@ from diffimpact.multibody import (
     NewtonRestitution,
     OptimalDamping,
     PlanarBody,
+    ReverseMode,
     State,
     simulate,
 )
-from diffimpact.multibody import step_control
-from diffimpact.multibody.step_control import (
-    FRICTION_GUARD,
-    FRICTION_STEP,
-    _friction_guard,
-    _friction_step,
-    _stability_interval,
-)
+from diffimpact.multibody.integrate.step_control import friction_guard, friction_step, stability_interval
 
 MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.5, 0.05, 1e7, 1.5, 0.6, 2.0
 G = 9.81
@@ -50,11 +47,10 @@ def ball_on_ground(law, gravity=0.0, friction=None):
     return Model([ball], (), (Gravity((0.0, -gravity)), Contact(ground, law, friction)))
 
 
-def bounce(law, adjoint=None):
+def bounce(law):
     """Gravity-free ball hitting the ground at SPEED from 1 cm; returns the trajectory."""
     state = State([0.0, RADIUS + 0.01, 0.0], [0.0, -SPEED, 0.0])
-    return simulate(ball_on_ground(law), state, jnp.linspace(0.0, 0.02, BOUNCE_SAVES), LagrangeMultipliers(),
-                    adjoint=adjoint)
+    return simulate(ball_on_ground(law), state, jnp.linspace(0.0, 0.02, BOUNCE_SAVES), LagrangeMultipliers())
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +97,7 @@ def test_onset_event_matches_free_fall_time():
     model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
     state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
     run = simulate(model, state, jnp.linspace(0.0, 0.5, LANDING_SAVES), LagrangeMultipliers(),
-                   max_events=LANDING_EVENTS)
+                   events=ContactEvents(max_events=LANDING_EVENTS))
     assert float(run.events.t[0]) == pytest.approx(np.sqrt(2 * height / G), abs=1e-9)
     # the Newton impulse reverses the velocity with factor e
     assert float(run.events.v[0, 1]) == pytest.approx(RESTITUTION * np.sqrt(2 * G * height), rel=1e-9)
@@ -125,8 +121,9 @@ def test_events_of_continuous_laws_carry_the_derivatives_of_their_located_times(
 
     def drop(h):
         state = State(jnp.stack([0.0, RADIUS + h, 0.0, 0.3, RADIUS + 2 * h, 0.0]), jnp.zeros(6))
-        events = simulate(model, state, jnp.array([0.0, 0.25]), LagrangeMultipliers(), rtol=1e-12, atol=1e-14,
-                          max_events=6, adjoint=diffrax.ForwardMode()).events
+        events = simulate(model, state, jnp.array([0.0, 0.25]), LagrangeMultipliers(),
+                          steps=AdaptiveSteps(rtol=1e-12, atol=1e-14), events=ContactEvents(max_events=6),
+                          derivatives=ForwardMode()).events
         return events.count, events.t[:4], events.q[:2, 1], events.v[:4, jnp.array([1, 1, 4, 4])].diagonal()
 
     derivative = jax.jit(lambda h: jax.jvp(drop, (h,), (1.0,)))
@@ -154,8 +151,9 @@ def test_forward_mode_of_a_vmapped_run_gives_each_run_its_own_derivative():
 
     def rebound(h):
         state = State(jnp.stack([0.0, RADIUS + h, 0.0]), jnp.zeros(3))
-        run = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), rtol=1e-12, atol=1e-14,
-                       max_events=4, adjoint=diffrax.ForwardMode())
+        run = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(),
+                       steps=AdaptiveSteps(rtol=1e-12, atol=1e-14), events=ContactEvents(max_events=4),
+                       derivatives=ForwardMode())
         speed = run.events.v[1, 1]
         return speed, speed
 
@@ -182,8 +180,9 @@ def test_contact_steps_give_the_closed_form_derivative_of_an_elastic_hertz_rebou
 
     def rebound(h):
         state = State(jnp.stack([0.0, RADIUS + h, 0.0]), jnp.zeros(3))
-        run = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), rtol=1e-8, atol=1e-10,
-                       max_events=4, adjoint=diffrax.ForwardMode(), contact_steps=True, tangent_errors=False)
+        run = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(),
+                       steps=AdaptiveSteps(rtol=1e-8, atol=1e-10, contact_steps=True),
+                       events=ContactEvents(max_events=4), derivatives=ForwardMode(tangent_errors=False))
         return run.events.v[1, 1]
 
     speed, derivative = jax.jit(lambda h: jax.jvp(rebound, (h,), (1.0,)))(height)
@@ -204,8 +203,9 @@ def test_the_tangents_errors_give_the_closed_form_derivatives_of_a_hertz_rebound
 
     def rebound(x, tangent_errors):
         state = State(jnp.stack([0.0, RADIUS + x[0], 0.0]), jnp.stack([0.0, -x[1], 0.0]))
-        run = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), rtol=1e-8, atol=1e-10,
-                       max_events=4, adjoint=diffrax.ForwardMode(), tangent_errors=tangent_errors)
+        run = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(),
+                       steps=AdaptiveSteps(rtol=1e-8, atol=1e-10), events=ContactEvents(max_events=4),
+                       derivatives=ForwardMode(tangent_errors=tangent_errors))
         return run.events.v[1, 1], run.steps
 
     speed = np.sqrt(2 * G * start[0] + start[1] ** 2)
@@ -225,8 +225,8 @@ def test_contact_steps_bound_only_the_families_they_name():
                   (Gravity((0.0, -G)), Contact(CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS),
                                                Hertz(STIFFNESS, EXPONENT)), Contact(wall, Hertz(STIFFNESS, EXPONENT))))
     state = State(jnp.array([0.0, RADIUS + 0.05, 0.0]), jnp.zeros(3))
-    runs = {str(flag): simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), max_events=4,
-                                contact_steps=flag)
+    runs = {str(flag): simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(),
+                                events=ContactEvents(max_events=4), steps=AdaptiveSteps(contact_steps=flag))
             for flag in (True, False, (1,), [2])}
     assert int(runs["True"].steps) > int(runs["False"].steps)
     assert int(runs["(1,)"].steps) == int(runs["True"].steps)
@@ -234,7 +234,7 @@ def test_contact_steps_bound_only_the_families_they_name():
     assert int(runs["[2]"].steps) == int(runs["False"].steps)
     np.testing.assert_allclose(runs["[2]"].v, runs["False"].v, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match=r"names model.forces\[0\], which is not a Contact family"):
-        simulate(model, state, [0.1], LagrangeMultipliers(), contact_steps=(0,))
+        simulate(model, state, [0.1], LagrangeMultipliers(), steps=AdaptiveSteps(contact_steps=(0,)))
 
 
 def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal():
@@ -248,7 +248,7 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
     against −0.0235 (measured); now it is the closed form to 4e-11 (measured). The same without
     ``friction_steps`` where the tangents' errors set the steps (forward mode's default), whose passages' bound
     is on for every family with friction (3.9e-10, measured); with neither, the state's steps alone, −0.331, which
-    the friction guard's check of the tangents' error (``TANGENT_GUARD``) now stops. That
+    the friction guard's check of the tangents' error (``ForwardMode``'s ``tangent_guard``) now stops. That
     bound is a derivative's only: a run that is not differentiated takes the state's steps either way."""
     field, band, mu, slip, duration = 1e4, 1e-3, 0.3, 5.0, 1e-3
     inertia = 0.5 * MASS * RADIUS**2
@@ -263,9 +263,9 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
 
     def final_spin(v0, friction_steps, tangent_errors):
         state = State(jnp.stack([0.0, RADIUS - depth, 0.0]), jnp.stack([v0, 0.0, spin]))
-        run = simulate(model, state, jnp.array([0.0, duration]), LagrangeMultipliers(), rtol=1e-8, atol=1e-11,
-                       max_events=4, adjoint=diffrax.ForwardMode(), friction_steps=friction_steps,
-                       tangent_errors=tangent_errors)
+        run = simulate(model, state, jnp.array([0.0, duration]), LagrangeMultipliers(),
+                       steps=AdaptiveSteps(rtol=1e-8, atol=1e-11, friction_steps=friction_steps),
+                       events=ContactEvents(max_events=4), derivatives=ForwardMode(tangent_errors=tangent_errors))
         return run.v[-1, 2], run.steps
 
     def value_and_derivative(friction_steps, tangent_errors):
@@ -276,15 +276,16 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
     value, derivative = value_and_derivative(True, False)
     torque = lever * mu * normal_force / inertia
     # The bounds are the method's, not this machine's 4e-11: the motion to the solver's rtol; the derivative, which
-    # the error control does not see, from the band crossed in at least 2/PASSAGE_STEP = 20 steps of a fifth-order
+    # the error control does not see, from the band crossed in at least 2/passage_step = 20 steps of a fifth-order
     # method, (1/20)^5 ≈ 3e-7 with room for the steps' error constants (the band's asymmetry, which the closed form
     # leaves out, is ~1e-10).
     np.testing.assert_allclose(float(value), spin - torque * (2 * (speed + spin * lever) / rate - duration), rtol=1e-8)
     np.testing.assert_allclose(float(derivative), -2 * torque / rate, rtol=1e-4)
     np.testing.assert_allclose(float(value_and_derivative(False, True)[1]), -2 * torque / rate, rtol=1e-4)
     # the state's steps alone: the derivative was 13 times too large; that step's estimate of its tangents' error
-    # now stops it (``TANGENT_GUARD``)
-    with pytest.raises(Exception, match="estimate of the error of its derivatives was beyond TANGENT_GUARD"):
+    # now stops it (``tangent_guard``)
+    with pytest.raises(Exception, match="estimate of the error of its derivatives was beyond ForwardMode's "
+                                        "tangent_guard"):
         value_and_derivative(False, False)
     plain = [int(jax.jit(functools.partial(final_spin, friction_steps=False, tangent_errors=flag))(speed)[1])
              for flag in (True, False)]
@@ -298,7 +299,7 @@ def test_too_many_events_raise_even_when_only_the_events_are_used():
     state = State([0.0, RADIUS + 0.2, 0.0], [0.0, 0.0, 0.0])
     with pytest.raises(Exception, match=f"more than max_events = {LANDING_EVENTS}"):
         count = simulate(model, state, jnp.linspace(0.0, 1.0, LANDING_SAVES), LagrangeMultipliers(),
-                         max_events=LANDING_EVENTS).events.count
+                         events=ContactEvents(max_events=LANDING_EVENTS)).events.count
         count.block_until_ready()
 
 
@@ -351,8 +352,8 @@ def test_progress_shows_one_bar_over_the_run_and_derivatives_pass_through_it(cap
 
     def height(drop, progress):
         state = State(jnp.stack([0.0, RADIUS + drop, 0.0]), jnp.zeros(3))
-        run = simulate(model, state, times, LagrangeMultipliers(), max_events=40, progress=progress,
-                       adjoint=diffrax.ForwardMode())
+        run = simulate(model, state, times, LagrangeMultipliers(), events=ContactEvents(max_events=40),
+                       progress=progress, derivatives=ForwardMode())
         return run.q[-1, 1], run.segments
 
     (plain, segments), (plain_derivative, _) = jax.jvp(lambda d: height(d, False), (0.01,), (1.0,))
@@ -388,8 +389,8 @@ def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_frict
 
     def speeds(v0):
         state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
-        run = simulate(model, state, times, LagrangeMultipliers(), solver=diffrax.KenCarp3(), rtol=1e-3, atol=1e-6,
-                       adjoint=diffrax.ForwardMode(), tangent_errors=False)
+        run = simulate(model, state, times, LagrangeMultipliers(), solver=diffrax.KenCarp3(),
+                       steps=AdaptiveSteps(rtol=1e-3, atol=1e-6), derivatives=ForwardMode(tangent_errors=False))
         return run.v[:, 0]
 
     speed, derivative = jax.jit(lambda v0: jax.jvp(speeds, (v0,), (1.0,)))(v0)
@@ -406,31 +407,33 @@ def test_an_imex_solver_gives_the_rolling_speed_and_its_derivative_without_frict
         simulate(ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G), start, times,
                  LagrangeMultipliers(), solver=diffrax.KenCarp3())
     # DirectCorrection's projection wraps the solver (formulations.WrappedSolver), implicit stages too
-    projected = simulate(model, start, times, DirectCorrection(), solver=diffrax.KenCarp3(), rtol=1e-3, atol=1e-6)
+    projected = simulate(model, start, times, DirectCorrection(), solver=diffrax.KenCarp3(),
+                         steps=AdaptiveSteps(rtol=1e-3, atol=1e-6))
     assert float(projected.v[2, 0]) == pytest.approx(v0 * ratio / (1 + ratio), rel=1e-6)
 
 
 def test_friction_steps_scale_the_stability_bound_to_the_solvers_interval():
-    """``friction_steps`` bounds h λ_F by ``FRICTION_STEP`` for Tsit5 and, for another solver, by that times its
+    """``friction_steps`` bounds h λ_F by ``friction_step`` for Tsit5 and, for another solver, by that times its
     stability interval on the negative real axis over Tsit5's. The intervals from the Butcher tableaus against
     closed forms: R(z) = Σ_{k ≤ p} z^k/k! for the explicit methods of p = s ≤ 3 stages (|R(−2)| = 1 for the
     second-order ones; Bosh3's the real root of R(−x) = −1, 2.5127), Dormand–Prince 5's R(z) = Σ_{k ≤ 5} z^k/k! +
     z⁶/600 (its boundary where R(−x) = +1, 3.3066); A-stable (Kvaerno) and IMEX (friction implicit) solvers get no
     stability bound. Then the sliding disc of the test above with Bosh3 and ``friction_steps`` at
     rtol 1e-3: its rolling speed and that speed's derivative in closed form (36 % off without them, measured)."""
-    step = 2e-4  # the grid of _stability_interval
+    step = 2e-4  # the grid of stability_interval
     for solver in (diffrax.Euler(), diffrax.Heun(), diffrax.Midpoint(), diffrax.Ralston()):
-        assert _stability_interval(solver) == pytest.approx(2.0, abs=step)
+        assert stability_interval(solver) == pytest.approx(2.0, abs=step)
     third = [x for x in np.roots([-1 / 6, 1 / 2, -1, 2]) if abs(x.imag) < 1e-12][0].real  # R(−x) + 1 = 0
-    assert _stability_interval(diffrax.Bosh3()) == pytest.approx(third, abs=step)
+    assert stability_interval(diffrax.Bosh3()) == pytest.approx(third, abs=step)
     sixth = [1 / 600, -1 / 120, 1 / 24, -1 / 6, 1 / 2, -1, 0]  # R(−x) − 1, highest power first
     dopri = min(x.real for x in np.roots(sixth) if abs(x.imag) < 1e-9 and x.real > 1e-9)
-    assert _stability_interval(diffrax.Dopri5()) == pytest.approx(dopri, abs=step)
-    assert _stability_interval(diffrax.Kvaerno5()) == np.inf and _friction_step(diffrax.Kvaerno5()) is None
-    assert _friction_step(diffrax.KenCarp3()) is None
-    assert _friction_step(diffrax.Tsit5()) == FRICTION_STEP
-    assert _friction_step(diffrax.Bosh3()) == pytest.approx(
-        FRICTION_STEP * _stability_interval(diffrax.Bosh3()) / _stability_interval(diffrax.Tsit5()), rel=1e-15)
+    assert stability_interval(diffrax.Dopri5()) == pytest.approx(dopri, abs=step)
+    bound = AdaptiveSteps().friction_step
+    assert stability_interval(diffrax.Kvaerno5()) == np.inf and friction_step(diffrax.Kvaerno5(), bound) is None
+    assert friction_step(diffrax.KenCarp3(), bound) is None
+    assert friction_step(diffrax.Tsit5(), bound) == bound
+    assert friction_step(diffrax.Bosh3(), bound) == pytest.approx(
+        bound * stability_interval(diffrax.Bosh3()) / stability_interval(diffrax.Tsit5()), rel=1e-15)
 
     mu, stiffness, v0 = 0.3, 1e6, 1.0
     model = ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G,
@@ -440,8 +443,9 @@ def test_friction_steps_scale_the_stability_bound_to_the_solvers_interval():
 
     def rolling_speed(v0):
         state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
-        return simulate(model, state, times, LagrangeMultipliers(), solver=diffrax.Bosh3(), rtol=1e-3, atol=1e-6,
-                        adjoint=diffrax.ForwardMode(), friction_steps=True).v[-1, 0]
+        return simulate(model, state, times, LagrangeMultipliers(), solver=diffrax.Bosh3(),
+                        steps=AdaptiveSteps(rtol=1e-3, atol=1e-6, friction_steps=True),
+                        derivatives=ForwardMode()).v[-1, 0]
 
     speed, derivative = jax.jit(lambda v0: jax.jvp(rolling_speed, (v0,), (1.0,)))(v0)
     ratio = 2 * (RADIUS - sink / 2) ** 2 / RADIUS**2
@@ -460,16 +464,17 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     mode (``jax.jvp``, ``ForwardMode``) with the state's steps raises the friction guard's error, through
     ``DirectCorrection`` too, whose projection wraps the solver as well. (Forward mode's error without it, and
     its closed-form derivative with ``friction_steps``: the test below, naming the wall alone, then the
-    ground.) The guard's limit: ``FRICTION_GUARD`` intervals of
-    an explicit solver without ``friction_steps``, none where the solver is stable on the friction or
-    ``friction_steps`` bounds the steps within it."""
-    tsit5_guard = FRICTION_GUARD * _stability_interval(diffrax.Tsit5())
-    assert _friction_guard(diffrax.Tsit5(), (), (1,)) == tsit5_guard
-    assert _friction_guard(diffrax.Bosh3(), (), (1,)) == FRICTION_GUARD * _stability_interval(diffrax.Bosh3())
-    # friction_steps on some of the families with friction leaves the others' steps unbounded: the guard stays
-    assert _friction_guard(diffrax.Tsit5(), (1,), (1, 2)) == tsit5_guard
-    for solver, steps in ((diffrax.Tsit5(), (1, 2)), (diffrax.Kvaerno5(), ()), (diffrax.KenCarp3(), ())):
-        assert _friction_guard(solver, steps, (1, 2)) is None
+    ground.) The guard's limit: ``ForwardMode``'s ``friction_guard`` intervals of
+    an explicit solver without ``friction_steps`` (on some of the families with friction: the others' steps are
+    unbounded), none where the solver is stable on the friction or ``friction_steps`` bounds the steps within it
+    on every family with friction."""
+    factor, bound = ForwardMode().friction_guard, AdaptiveSteps().friction_step
+    tsit5_guard = factor * stability_interval(diffrax.Tsit5())
+    assert friction_guard(diffrax.Tsit5(), factor, None) == tsit5_guard
+    assert friction_guard(diffrax.Bosh3(), factor, None) == factor * stability_interval(diffrax.Bosh3())
+    assert friction_guard(diffrax.Tsit5(), factor, friction_step(diffrax.Tsit5(), bound)) is None
+    for solver in (diffrax.Kvaerno5(), diffrax.KenCarp3()):
+        assert friction_guard(solver, factor, None) is None
 
     mu, stiffness, v0 = 0.3, 1e6, 1.0
     model = ball_on_ground(HertzLinearDamper(stiffness, EXPONENT, 500.0), gravity=G,
@@ -477,11 +482,12 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     sink = (MASS * G / stiffness) ** (1 / EXPONENT)
     times = jnp.array([0.0, 2.0]) * v0 / (3 * mu * G)
 
-    def rolling_speed(v0, adjoint=None, formulation=LagrangeMultipliers(), tangent_errors=False,
-                      friction_steps=False, rtol=1e-3):
+    def rolling_speed(v0, derivatives=ReverseMode(), formulation=LagrangeMultipliers(), friction_steps=False,
+                      rtol=1e-3):
         state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
-        return simulate(model, state, times, formulation, rtol=rtol, atol=1e-3 * rtol, adjoint=adjoint,
-                        tangent_errors=tangent_errors, friction_steps=friction_steps).v[-1, 0]
+        return simulate(model, state, times, formulation,
+                        steps=AdaptiveSteps(rtol=rtol, atol=1e-3 * rtol, friction_steps=friction_steps),
+                        derivatives=derivatives).v[-1, 0]
 
     ratio = 2 * (RADIUS - sink / 2) ** 2 / RADIUS**2
     # (to the run's rtol, 1e-3: the slip chatters across the band within the tolerance; observed 5e-4)
@@ -496,25 +502,26 @@ def test_a_derivative_through_steps_unstable_on_the_friction_raises_and_the_plai
     # forward mode through a formulation's own wrapper of the solver, DirectCorrection's projection (it failed
     # there with "can't apply forward-mode autodiff (jvp) to a custom_vjp function", the stages' loop unset)
     with pytest.raises(Exception, match="unstable on the friction"):
-        jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, diffrax.ForwardMode(), formulation=DirectCorrection()),
-                                  (v,), (1.0,)))(v0)
+        jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, ForwardMode(tangent_errors=False),
+                                                          formulation=DirectCorrection()), (v,), (1.0,)))(v0)
     # with the tangents' errors in the step-size control (forward mode's default) the steps keep the derivative's
     # stiff mode within the tolerance, and the guard is off: the closed form to ten times the run's rtol of 1e-4,
     # the error a run accumulates over its steps with each step's local error within rtol (at rtol 1e-3 the error
     # was 5.2e-5 with XLA's AVX code and 1.45e-3 with its AVX2 code: the run's own round-off moves its steps)
     tangents = jax.jit(lambda v: jax.jvp(
-        lambda x: rolling_speed(x, diffrax.ForwardMode(), tangent_errors=True, rtol=1e-4), (v,), (1.0,)))
+        lambda x: rolling_speed(x, ForwardMode(), rtol=1e-4), (v,), (1.0,)))
     _, derivative = tangents(v0)
     assert float(derivative) == pytest.approx(ratio / (1 + ratio), rel=1e-3)
 
 
-def test_a_forward_derivative_whose_steps_misjudge_its_tangents_raises(monkeypatch):
+def test_a_forward_derivative_whose_steps_misjudge_its_tangents_raises():
     """The sliding disc of the test above on Ambrósio's friction (none below a slip of 1e-4 m/s, a ramp to μ F_N
     at 1e-3 m/s), in forward mode with the steps set by the state's error alone (``tangent_errors=False``) at rtol
     1e-4. The slip relaxes towards the ramp's foot, where the law's slope drops to zero, and the steps that cross
     it (h λ_F within the friction guard's limit, so that guard is silent) amplify the tangents, and below the foot
-    no force acts on them. Such a step's estimate of its tangents' error is far beyond ``TANGENT_GUARD`` of them,
-    and the run raises that check's error; with the check off (``TANGENT_GUARD`` = inf) the same run does not
+    no force acts on them. Such a step's estimate of its tangents' error is far beyond ``ForwardMode``'s
+    ``tangent_guard`` of them, and the run raises that check's error; with the check off (``tangent_guard`` = inf)
+    the same run does not
     raise (the error came from the check, and nothing else in the run stops it); with the tangents' errors in the
     step-size control (forward mode's default) the derivative is the closed form ratio/(1 + ratio). What the
     unchecked derivative comes out as is round-off's accident, not asserted: −4.7e43 with XLA's AVX code,
@@ -524,19 +531,21 @@ def test_a_forward_derivative_whose_steps_misjudge_its_tangents_raises(monkeypat
     sink = (MASS * G / stiffness) ** (1 / EXPONENT)
     times = jnp.array([0.0, 2.0]) * v0 / (3 * mu * G)
 
-    def derivative(tangent_errors):
+    def derivative(tangent_errors, tangent_guard=ForwardMode().tangent_guard):
         def rolling_speed(v):
             state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v, 0.0, 0.0]))
-            return simulate(model, state, times, LagrangeMultipliers(), rtol=rtol, atol=1e-3 * rtol,
-                            adjoint=diffrax.ForwardMode(), tangent_errors=tangent_errors).v[-1, 0]
+            return simulate(model, state, times, LagrangeMultipliers(),
+                            steps=AdaptiveSteps(rtol=rtol, atol=1e-3 * rtol),
+                            derivatives=ForwardMode(tangent_errors=tangent_errors,
+                                                    tangent_guard=tangent_guard)).v[-1, 0]
 
         return float(jax.jit(lambda v: jax.jvp(rolling_speed, (v,), (1.0,)))(v0)[1])
 
     closed_form = 1 / (1 + RADIUS**2 / (2 * (RADIUS - sink / 2) ** 2))
-    with pytest.raises(Exception, match="estimate of the error of its derivatives was beyond TANGENT_GUARD"):
+    with pytest.raises(Exception, match="estimate of the error of its derivatives was beyond ForwardMode's "
+                                        "tangent_guard"):
         derivative(False)
-    monkeypatch.setattr(step_control, "TANGENT_GUARD", np.inf)  # (part of the compiled run's key: traced anew)
-    derivative(False)
+    derivative(False, tangent_guard=np.inf)
     # (observed 2.7e-6 off: the rolling slip's limit at the ramp's foot does not move with v0)
     assert derivative(True) == pytest.approx(closed_form, rel=10 * rtol)
 
@@ -559,8 +568,9 @@ def test_friction_steps_bound_only_the_families_they_name():
 
     def rolling_speed(v0, friction_steps):
         state = State(jnp.stack([0.0, RADIUS - sink, 0.0]), jnp.stack([v0, 0.0, 0.0]))
-        return simulate(model, state, times, LagrangeMultipliers(), rtol=1e-3, atol=1e-6,
-                        adjoint=diffrax.ForwardMode(), friction_steps=friction_steps, tangent_errors=False).v[-1, 0]
+        return simulate(model, state, times, LagrangeMultipliers(),
+                        steps=AdaptiveSteps(rtol=1e-3, atol=1e-6, friction_steps=friction_steps),
+                        derivatives=ForwardMode(tangent_errors=False)).v[-1, 0]
 
     def derivative(friction_steps):
         return jax.jit(lambda v: jax.jvp(lambda x: rolling_speed(x, friction_steps), (v,), (1.0,)))(v0)[1]
@@ -572,7 +582,8 @@ def test_friction_steps_bound_only_the_families_they_name():
     state = State(jnp.array([0.0, RADIUS - sink, 0.0]), jnp.array([v0, 0.0, 0.0]))
     with pytest.raises(ValueError, match=r"friction_steps names model.forces\[1\], which is not a Contact family "
                                          r"with friction"):
-        simulate(ball_on_ground(law, gravity=G), state, times, LagrangeMultipliers(), friction_steps=(1,))
+        simulate(ball_on_ground(law, gravity=G), state, times, LagrangeMultipliers(),
+                 steps=AdaptiveSteps(friction_steps=(1,)))
 
 
 SOFT = 1e5  # N/m^1.5: a soft contact, so that a dropped ball leaves with residual penetration
@@ -627,8 +638,8 @@ def test_a_landing_slower_than_the_rest_band_is_caught_at_the_turning_point():
 
     def drop(h):
         state = State(jnp.stack([0.0, RADIUS + h, 0.0]), jnp.zeros(3))
-        return simulate(model, state, jnp.linspace(0.0, 0.6, 601), LagrangeMultipliers(), max_events=8,
-                        rest_speed=2 * u, adjoint=diffrax.ForwardMode())
+        return simulate(model, state, jnp.linspace(0.0, 0.6, 601), LagrangeMultipliers(),
+                        events=ContactEvents(max_events=8, rest_speed=2 * u), derivatives=ForwardMode())
 
     derivative = jax.jit(lambda h: jax.jvp(lambda h: (lambda r: (r, jnp.stack([r.q[-1, 1], r.v[-1, 1]])))(drop(h)),
                                            (h,), (1.0,)))
@@ -655,7 +666,7 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     model = ball_on_ground(NewtonRestitution(restitution), gravity=G)
     state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
     run = simulate(model, state, jnp.linspace(0.0, 0.8, LANDING_SAVES), LagrangeMultipliers(),
-                   max_events=LANDING_EVENTS, rest_speed=2 * u)
+                   events=ContactEvents(max_events=LANDING_EVENTS, rest_speed=2 * u))
     events = run.events
     assert int(events.count) == 3 and all(bool(x) for x in events.onset[:3])
     # free flights: ẏ goes from its value after an impulse to −v_r in (ẏ⁺ + v_r)/g; the impulses are e u
@@ -665,7 +676,7 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     assert float(events.q[1, 1]) < RADIUS
     assert float(events.v[1, 1]) == pytest.approx(restitution * 2 * u, rel=1e-9)
     # Each of the LANDING_SAVES save times, over the segments that end at the last time of a 64-time save window
-    # (``simulate.SAVE_WINDOW``), holds the free flight from the last event before it (Tsit5 is exact for it).
+    # (``ContactEvents.save_window``), holds the free flight from the last event before it (Tsit5 is exact for it).
     t = np.asarray(run.t)
     start = np.concatenate([[0.0], np.asarray(events.t[:3])])
     y0 = np.concatenate([[RADIUS + height], np.asarray(events.q[:3, 1])])
@@ -710,8 +721,8 @@ def test_simultaneous_impacts_keep_the_symmetry():
     model = Model(bodies, (), contacts)
     offset = 2 * radius * np.array([np.cos(np.pi / 6), np.sin(np.pi / 6)])  # touching at 30° off the path
     q0 = jnp.array([-gap, 0.0, 0.0, offset[0], offset[1], 0.0, offset[0], -offset[1], 0.0])
-    run = simulate(model, State(q0, jnp.zeros(9).at[0].set(SPEED)), jnp.linspace(0.0, 0.03, 7),
-                   LagrangeMultipliers(), max_events=8)
+    run = simulate(model, State(q0, jnp.zeros(9).at[0].set(SPEED)), jnp.linspace(0.0, 0.03, 7), LagrangeMultipliers(),
+                   events=ContactEvents(max_events=8))
     events = run.events
     assert int(events.count) == 4
     np.testing.assert_array_equal(np.asarray(events.onset[:4]), [True, True, False, False])
@@ -798,7 +809,8 @@ def test_discs_that_start_touching_and_approaching_collide():
     touching = Contact(CircleCircle(0, (0.0, 0.0), RADIUS, 1, (0.0, 0.0), RADIUS), law)
     model = Model(discs, forces=[touching])
     state = State([0.0, 0.0, 0.0, 2 * RADIUS, 0.0, 0.0], [SPEED, 0.0, 0.0, 0.0, 0.0, 0.0])
-    run = simulate(model, state, jnp.array([0.0, 0.01]), LagrangeMultipliers(), max_events=4)  # contact ≈ 2.5 ms
+    run = simulate(model, state, jnp.array([0.0, 0.01]), LagrangeMultipliers(),
+                   events=ContactEvents(max_events=4))  # contact ≈ 2.5 ms
     assert int(run.events.count) == 1 and not bool(run.events.onset[0])  # the separation; the onset was at t0
     np.testing.assert_allclose(run.v[-1], [0.0, 0.0, 0.0, SPEED, 0.0, 0.0], atol=1e-8)
     # kept up to the integration error over the contact (rtol = 1e-10; observed 1e-8: δ^1.5 is not smooth at onset)

@@ -14,9 +14,12 @@ import pytest
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import Hertz, HertzLinearDamper
 from diffimpact.multibody import (
+    AdaptiveSteps,
     CircleCircle,
     CirclePlane,
     Contact,
+    ContactEvents,
+    FixedSteps,
     Gravity,
     HoledPlane,
     LagrangeMultipliers,
@@ -110,8 +113,8 @@ STRUCK_SAVES = jnp.array([0.0, 0.004])
 
 
 def struck(forces, max_closed=None):
-    return simulate(Model(discs(3), forces=forces), STRUCK, STRUCK_SAVES, LagrangeMultipliers(), max_events=8,
-                    max_closed=max_closed)
+    return simulate(Model(discs(3), forces=forces), STRUCK, STRUCK_SAVES, LagrangeMultipliers(),
+                    events=ContactEvents(max_events=8, max_closed=max_closed))
 
 
 @pytest.fixture(scope="module")
@@ -219,8 +222,8 @@ def ball_over_hole():
         return Model([ball], forces=[Gravity((0.0, 0.0, -9.81)), cloth])
 
     def run(q0, v0, t_end, solver=None, located=True):
-        return simulate(model(located), State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(),
-                        solver=solver, rtol=1e-10, atol=1e-12, max_events=4)
+        return simulate(model(located), State(q0, v0), jnp.array([0.0, t_end]), LagrangeMultipliers(), solver=solver,
+                        steps=AdaptiveSteps(rtol=1e-10, atol=1e-12), events=ContactEvents(max_events=4))
 
     return run
 
@@ -327,7 +330,8 @@ def balls_into_holes():
     def run(speed, t_end):
         (qa, va), (qb, vb) = _rest((0.0, HOLE[1]), (speed, 0.0, 0.0)), _rest((2 * MIRROR, HOLE[1]), (-speed, 0.0, 0.0))
         return simulate(model, State(jnp.array(qa + qb), jnp.array(va + vb)), jnp.array([0.0, t_end]),
-                        LagrangeMultipliers(), rtol=1e-10, atol=1e-12, max_events=8), (qa, va)
+                        LagrangeMultipliers(), steps=AdaptiveSteps(rtol=1e-10, atol=1e-12),
+                        events=ContactEvents(max_events=8)), (qa, va)
 
     return run
 
@@ -386,8 +390,8 @@ def test_a_ball_bouncing_by_newton_on_the_plane_keeps_bouncing_beside_a_pair_con
     pair = Contact(SphereSphere(0, None, RADIUS, 1, None, RADIUS), Hertz(STIFFNESS))
     model = Model([ball, ball], forces=[Gravity((0.0, 0.0, -9.81)), plane, pair])
     q = jnp.array([*HOLE, RADIUS + 1e-3, 1.0, 0.0, 0.0, 0.0, -0.5, -0.2, RADIUS + 5e-3, 1.0, 0.0, 0.0, 0.0])
-    run = simulate(model, State(q, jnp.zeros(14)), jnp.array([0.0, 0.3]), LagrangeMultipliers(), rtol=1e-10,
-                   atol=1e-12, max_events=40)
+    run = simulate(model, State(q, jnp.zeros(14)), jnp.array([0.0, 0.3]), LagrangeMultipliers(),
+                   steps=AdaptiveSteps(rtol=1e-10, atol=1e-12), events=ContactEvents(max_events=40))
     count = int(run.events.count)
     bounces = np.asarray(run.events.t[:count])[np.asarray(run.events.onset[:count])]
     fall = np.sqrt(2 * 5e-3 / 9.81)  # to the first bounce; then flights of 2 e^k sqrt(2 g h)/g
@@ -417,7 +421,7 @@ def test_far_contacts_end_no_segment_and_a_stale_approach_is_caught_on_entering_
     q0 = jnp.array([0.0, 0.0, 0.0, 0.2, 0.0, 0.0, -0.3, 0.0, 0.0, 0.1, 0.3, 0.0])
     v0 = jnp.array([-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0])
     run = simulate(Model(bodies, forces=[family]), State(q0, v0), jnp.array([0.0, 1.0]), LagrangeMultipliers(),
-                   rtol=1e-10, atol=1e-12, max_events=8, near_distance=NEAR)
+                   steps=AdaptiveSteps(rtol=1e-10, atol=1e-12), events=ContactEvents(max_events=8, near_distance=NEAR))
     m, heavy = masses[0], masses[2]
     back = (m - heavy) / (m + heavy) * -1.0  # disc 0 after the heavy disc, then handed on to disc 1
     expected = np.zeros(12)
@@ -435,9 +439,10 @@ def test_near_distance_is_positive_and_needs_adaptive_steps():
     state = State(jnp.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]), jnp.zeros(6))
     for bad in (0.0, -1e-3, np.nan):
         with pytest.raises(ValueError, match="near_distance"):
-            simulate(model, state, [0.1], LagrangeMultipliers(), near_distance=bad)
+            simulate(model, state, [0.1], LagrangeMultipliers(), events=ContactEvents(near_distance=bad))
     with pytest.raises(ValueError, match="near_distance bounds adaptive steps"):
-        simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, near_distance=NEAR)
+        simulate(model, state, [0.1], LagrangeMultipliers(), steps=FixedSteps(1e-3), max_steps=200,
+                 events=ContactEvents(near_distance=NEAR))
 
 
 def _slipless_row(count):
@@ -476,12 +481,10 @@ def test_slip_rates_give_the_friction_eigenvalue_of_the_accelerations():
 
 @pytest.mark.parametrize("flag", ["friction_steps", "contact_steps"])
 def test_step_bounds_are_flags_and_need_adaptive_steps(flag):
-    model = Model(discs(2), forces=[pair(0, 1)])
-    state = State(jnp.array([0.0, 0.0, 0.0, 0.1, 0.0, 0.0]), jnp.zeros(6))
     with pytest.raises(TypeError, match=f"{flag} must be True, False or a sequence of indices"):
-        simulate(model, state, [0.1], LagrangeMultipliers(), **{flag: 1})
-    with pytest.raises(ValueError, match=f"{flag} bounds adaptive steps"):
-        simulate(model, state, [0.1], LagrangeMultipliers(), dt=1e-3, max_steps=200, **{flag: True})
+        AdaptiveSteps(**{flag: 1})
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{flag}'"):  # (bounds of adaptive steps)
+        FixedSteps(1e-3, **{flag: True})
 
 
 def test_a_contact_of_a_body_with_itself_is_refused():
@@ -506,7 +509,7 @@ def test_bodies_that_start_deeply_overlapping_are_warned_with_the_overlap(overla
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(ValueError, match="event_tol"):
-            simulate(model, state, [1e-3], LagrangeMultipliers(), event_tol=-1.0)
+            simulate(model, state, [1e-3], LagrangeMultipliers(), events=ContactEvents(event_tol=-1.0))
     messages = [str(w.message) for w in caught if "overlapping" in str(w.message)]
     assert len(messages) == int(warned)
     if warned:
@@ -517,7 +520,7 @@ def test_bodies_that_start_deeply_overlapping_are_warned_with_the_overlap(overla
 def test_max_events_must_be_a_count(max_events, error):
     with pytest.raises(error, match="max_events must be an int >= 0"):
         simulate(Model(discs(2), forces=[pair(0, 1)]), State([0.0, 0.0, 0.0, 0.1, 0.0, 0.0], np.zeros(6)), [1e-3],
-                 LagrangeMultipliers(), max_events=max_events)
+                 LagrangeMultipliers(), events=ContactEvents(max_events=max_events))
 
 
 @pytest.mark.parametrize("event_tol", [-1.0, 0.0, 1.0, np.nan, np.inf])
@@ -525,4 +528,4 @@ def test_event_tol_out_of_range_is_named(event_tol):
     """(A negative or NaN tolerance reached optimistix's bisection, whose message names none of the arguments.)"""
     with pytest.raises(ValueError, match=r"event_tol must be finite and in \(0, 1\)"):
         simulate(Model(discs(2), forces=[pair(0, 1)]), State([0.0, 0.0, 0.0, 0.1, 0.0, 0.0], np.zeros(6)), [1e-3],
-                 LagrangeMultipliers(), event_tol=event_tol)
+                 LagrangeMultipliers(), events=ContactEvents(event_tol=event_tol))

@@ -15,6 +15,7 @@ import pytest
 
 from diffimpact.multibody import (
     Contact,
+    ContactEvents,
     Cushion,
     HoledPlane,
     HuntCrossleyImpact,
@@ -69,7 +70,7 @@ def rebounds():
     q0 = jnp.array([CASES[name][0] for name in CASES])
     v0 = jnp.array([CASES[name][1] for name in CASES])
     run = jax.jit(jax.vmap(lambda q, v: simulate(model, State(q, v), jnp.array([0.0, 0.03]), LagrangeMultipliers(),
-                                                 max_events=8)))
+                                                 events=ContactEvents(max_events=8))))
     return run(q0, v0)
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from diffimpact.multibody import (
+    AdaptiveSteps,
     Baumgarte,
     Driver,
     Gravity,
@@ -44,10 +45,9 @@ def test_small_oscillation_period_for_several_masses():
     masses = jnp.array([0.5, 1.0, 4.0])
 
     def run(mass):
-        trajectory = simulate(
-            pendulum(mass), pendulum_state(jnp.asarray(amplitude)),
-            jnp.array([period / 4, period / 2, period]), LagrangeMultipliers(), rtol=1e-12, atol=1e-14,
-        )
+        trajectory = simulate(pendulum(mass), pendulum_state(jnp.asarray(amplitude)),
+                              jnp.array([period / 4, period / 2, period]), LagrangeMultipliers(),
+                              steps=AdaptiveSteps(rtol=1e-12, atol=1e-14))
         return trajectory.q[:, 2]
 
     angles = jax.vmap(run)(masses) / amplitude
@@ -209,5 +209,8 @@ def test_a_state_that_is_not_finite_is_named(field, value):
     ],
 )
 def test_bad_solver_options_are_named(options, message):
+    """(rtol and atol: ``AdaptiveSteps``' fields, checked as it is built.)"""
+    tolerances = {name: value for name, value in options.items() if name in ("rtol", "atol")}
+    others = {name: value for name, value in options.items() if name not in tolerances}
     with pytest.raises(ValueError, match=message):
-        simulate(pendulum(1.0), pendulum_state(0.1), [1.0], Baumgarte(), **options)
+        simulate(pendulum(1.0), pendulum_state(0.1), [1.0], Baumgarte(), steps=AdaptiveSteps(**tolerances), **others)

@@ -15,6 +15,7 @@ from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
 from diffimpact.multibody import (
     CircleCircle,
     Contact,
+    ContactEvents,
     LagrangeMultipliers,
     Model,
     NewtonRestitution,
@@ -59,7 +60,7 @@ def bounce():
 
     def run(proximity, tilt):
         trajectory = simulate(brick(proximity), drop(tilt), jnp.array([0.0, 0.02]), LagrangeMultipliers(),
-                              max_events=8)
+                              events=ContactEvents(max_events=8))
         events = trajectory.events
         q, v = np.asarray(trajectory.q[-1]), np.asarray(trajectory.v[-1])
         times = np.asarray(events.t[: int(events.count)])
@@ -132,7 +133,8 @@ def strike(proximity, gap=ROW_GAP):
     """Disc 0 moving at BALL_SPEED into disc 1, which is ``gap`` from disc 2; the velocities at the end."""
     state = State(jnp.array([-0.01, 0.0, 0.0, 1.0, 0.0, 0.0, 2.0 + gap, 0.0, 0.0]),
                   jnp.array([BALL_SPEED, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
-    trajectory = simulate(row(proximity), state, jnp.array([0.0, 0.02]), LagrangeMultipliers(), max_events=8)
+    trajectory = simulate(row(proximity), state, jnp.array([0.0, 0.02]), LagrangeMultipliers(),
+                          events=ContactEvents(max_events=8))
     return int(trajectory.events.count), np.asarray(trajectory.v[-1, ::3])
 
 

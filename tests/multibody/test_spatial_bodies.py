@@ -9,12 +9,13 @@ from scipy.spatial.transform import Rotation
 from scipy.special import ellipk
 
 from diffimpact.multibody import (
+    AdaptiveSteps,
     AppliedTorque,
     AugmentedLagrangian,
     Baumgarte,
     DirectCorrection,
-    Ground,
     Gravity,
+    Ground,
     LagrangeMultipliers,
     Model,
     PlanarBody,
@@ -170,7 +171,8 @@ def euler_solution():
 
 @pytest.fixture(scope="module")
 def free_run():
-    return simulate(free_body(), free_state(), TIMES, LagrangeMultipliers(), rtol=1e-10, atol=1e-12)
+    return simulate(free_body(), free_state(), TIMES, LagrangeMultipliers(),
+                    steps=AdaptiveSteps(rtol=1e-10, atol=1e-12))
 
 
 def test_torque_free_body_follows_eulers_equations(free_run, euler_solution):
@@ -196,7 +198,7 @@ def test_torque_free_body_conserves_energy_momenta_and_unit_quaternion(free_run)
 @pytest.mark.parametrize("formulation", [Baumgarte(), AugmentedLagrangian(), DirectCorrection()])
 def test_stabilised_formulations_agree_for_the_free_body(formulation, free_run):
     times = TIMES[:3]
-    run = simulate(free_body(), free_state(), times, formulation, rtol=1e-10, atol=1e-12)
+    run = simulate(free_body(), free_state(), times, formulation, steps=AdaptiveSteps(rtol=1e-10, atol=1e-12))
     # Observed 4e-11 (Baumgarte), 2e-11 (DirectCorrection), 9e-9 (AugmentedLagrangian, whose
     # penalty iteration stops at ‖Δv̇‖ ≤ 1e-10).
     np.testing.assert_allclose(run.v, free_run.v[:3], atol=1e-7)
@@ -231,7 +233,8 @@ def test_revolute_pendulum_matches_large_amplitude_closed_form():
     centre = attitude.apply([0.0, -LENGTH / 2, 0.0])
     state = State(jnp.concatenate([jnp.asarray(centre), jnp.asarray(quaternion(attitude))]), jnp.zeros(7))
     times = np.array([period / 4, period / 2, period])
-    run = simulate(revolute_pendulum(), state, times, LagrangeMultipliers(), rtol=1e-11, atol=1e-12)
+    run = simulate(revolute_pendulum(), state, times, LagrangeMultipliers(),
+                   steps=AdaptiveSteps(rtol=1e-11, atol=1e-12))
     angles = [pendulum_angle(q) for q in np.asarray(run.q)]
     # Observed 2e-12 rad.
     np.testing.assert_allclose(angles, [0.0, -AMPLITUDE, AMPLITUDE], atol=1e-9)
@@ -271,8 +274,8 @@ def steady_precession():
 def top_runs():
     precession = steady_precession()
     times = np.linspace(0.0, 2 * np.pi / precession, 9)
-    runs = [simulate(heavy_top(), top_state(precession, rate), times, LagrangeMultipliers(), rtol=1e-11,
-                     atol=1e-12) for rate in (0.0, 3.0)]
+    runs = [simulate(heavy_top(), top_state(precession, rate), times, LagrangeMultipliers(),
+                     steps=AdaptiveSteps(rtol=1e-11, atol=1e-12)) for rate in (0.0, 3.0)]
     return precession, times, runs
 
 

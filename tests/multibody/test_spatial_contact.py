@@ -1,6 +1,5 @@
 """3-D contact of spatial bodies: sphere–plane, sphere–face, sphere–sphere, friction."""
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -12,8 +11,11 @@ from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impulse import newton
 from diffimpact.multibody import (
+    AdaptiveSteps,
     Baumgarte,
     Contact,
+    ContactEvents,
+    ForwardMode,
     Gravity,
     LagrangeMultipliers,
     Model,
@@ -32,8 +34,8 @@ from diffimpact.multibody import (
     impact_problem,
     simulate,
 )
-from diffimpact.multibody import step_control
-from diffimpact.multibody.step_control import SPIN_STEP
+
+SPIN_STEP = AdaptiveSteps().spin_step
 
 MASS, RADIUS, STIFFNESS, EXPONENT, RESTITUTION, SPEED = 0.17, 0.028575, 1e8, 1.5, 0.6, 2.0
 G = 9.81
@@ -103,12 +105,14 @@ def face_drop_state(inside):
 
 @pytest.fixture(scope="module")
 def plane_drop():
-    return simulate(plane_drop_model(), plane_drop_state(), DROP_TIMES, LagrangeMultipliers(), max_events=4)
+    return simulate(plane_drop_model(), plane_drop_state(), DROP_TIMES, LagrangeMultipliers(),
+                    events=ContactEvents(max_events=4))
 
 
 @pytest.fixture(scope="module")
 def face_drops():
-    return [simulate(face_drop_model(), face_drop_state(inside), DROP_TIMES, LagrangeMultipliers(), max_events=4)
+    return [simulate(face_drop_model(), face_drop_state(inside), DROP_TIMES, LagrangeMultipliers(),
+                     events=ContactEvents(max_events=4))
             for inside in (True, False)]
 
 
@@ -131,30 +135,32 @@ def test_sphere_rebounds_from_tilted_plane_as_the_central_impact(plane_drop):
 
 
 @pytest.mark.parametrize("contact", [True, False], ids=["far from its contact", "no contact"])
-def test_a_ball_spinning_fast_keeps_its_spin_and_energy_at_a_loose_tolerance(contact, monkeypatch):
-    """A torque-free sphere keeps ω: at 490 rad/s and rtol = 1e-3 the steps turn it by at most ``SPIN_STEP``.
+def test_a_ball_spinning_fast_keeps_its_spin_and_energy_at_a_loose_tolerance(contact):
+    """A torque-free sphere keeps ω: at 490 rad/s and rtol = 1e-3 the steps turn it by at most ``spin_step``.
 
     Under the table's Baumgarte feedback (α = β = 20, ``table.FORMULATION``), without that bound the error
     control alone takes steps of about 2.4 rad and the energy is 11 % off within the second (``python
     benchmarks/spinning_ball.py --formulation table``, docs/design/table-settings.md, "A ball's inertia under a
     drift of |p|"); on the table, a cue ball that fell spinning through a pocket (``benchmarks/random_shots.py``,
     seed 1, shot 5) lost a fifth of its energy. A run with contacts bounds the steps in its segments' controller, one
-    without in a controller of its own. ``SPIN_STEP`` changed in the process bounds the next run (read where the
-    run is traced, it is part of the compiled run's key: the program traced with the old value is not reused).
+    without in a controller of its own. A smaller ``spin_step`` bounds its run (a static field of
+    ``AdaptiveSteps``: part of the compiled run's key, so the program compiled with the default is not reused).
     """
     omega = 490.0 * np.array([-0.72, 0.25, 0.65]) / np.linalg.norm([-0.72, 0.25, 0.65])
     state = state_of(ball_block(NORMAL, np.zeros(3), omega))  # 1 m from the plane, at rest, no gravity
     times = np.linspace(0.0, 1.0, 5)
     model = plane_drop_model() if contact else Model([ball()])
-    run = simulate(model, state, times, Baumgarte(20.0, 20.0), rtol=1e-3, atol=1e-6, max_events=4)
+    run = simulate(model, state, times, Baumgarte(20.0, 20.0), steps=AdaptiveSteps(rtol=1e-3, atol=1e-6),
+                   events=ContactEvents(max_events=4))
     assert run.events is None if not contact else int(run.events.count) == 0
     spin = np.asarray(jax.vmap(angular_velocity)(run.q, run.v))
     energy = np.asarray(run.energy)
     assert int(run.steps) >= 490.0 / SPIN_STEP  # the bound holds
     np.testing.assert_allclose(spin, np.tile(omega, (len(times), 1)), rtol=0, atol=1e-3 * 490.0)
     np.testing.assert_allclose(energy, energy[0], rtol=1e-3)
-    monkeypatch.setattr(step_control, "SPIN_STEP", SPIN_STEP / 4)
-    finer = simulate(model, state, times, Baumgarte(20.0, 20.0), rtol=1e-3, atol=1e-6, max_events=4)
+    finer = simulate(model, state, times, Baumgarte(20.0, 20.0),
+                     steps=AdaptiveSteps(rtol=1e-3, atol=1e-6, spin_step=SPIN_STEP / 4),
+                     events=ContactEvents(max_events=4))
     assert int(finer.steps) >= 4 * 490.0 / SPIN_STEP > int(run.steps)
 
 
@@ -193,8 +199,8 @@ def test_sphere_face_penetration_is_continuous_across_the_rim():
 def test_gradient_of_post_impact_position_wrt_mass_matches_finite_differences(central_difference):
     # forward mode (reverse mode through contacts is tested in test_contact.py and costs twice the compile time)
     def normal_position(mass):
-        run = simulate(plane_drop_model(mass), plane_drop_state(), DROP_TIMES, LagrangeMultipliers(), max_events=4,
-                       adjoint=diffrax.ForwardMode())
+        run = simulate(plane_drop_model(mass), plane_drop_state(), DROP_TIMES, LagrangeMultipliers(),
+                       events=ContactEvents(max_events=4), derivatives=ForwardMode())
         return run.q[-1, :3] @ NORMAL
 
     grad = float(jax.jvp(normal_position, (MASS,), (1.0,))[1])
@@ -237,7 +243,8 @@ def spheres_runs():
     """(state, trajectory) of the central and the oblique impact: one model, one compilation."""
     model = spheres_model()
     states = [spheres_state(oblique) for oblique in (False, True)]
-    return [(state, simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), max_events=4)) for state in states]
+    return [(state, simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), events=ContactEvents(max_events=4)))
+            for state in states]
 
 
 def linear_momentum(v):
@@ -347,7 +354,7 @@ def test_vmapped_newton_sphere_impacts_match_the_impulse_momentum_solution():
                           NewtonRestitution(restitution))
         model = Model(bodies, [], [contact])
         state = state_of(ball_block(start[0], speed * LINE, spin), ball_block(start[1], np.zeros(3)))
-        trajectory = simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), max_events=2)
+        trajectory = simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), events=ContactEvents(max_events=2))
         return trajectory.events.count, trajectory.events.t[0], trajectory.v[-1], trajectory.q[-1]
 
     restitution, speed = np.array([0.0, 0.5, 0.95]), np.array([1.0, 2.0, 3.0])

@@ -13,6 +13,7 @@ from diffimpact.multibody import (
     CircleCircle,
     CirclePlane,
     Contact,
+    ContactEvents,
     Gravity,
     LagrangeMultipliers,
     Model,
@@ -36,7 +37,7 @@ def discs():
     contact = Contact(CircleCircle(0, (0.0, 0.0), RADIUS, 1, (0.0, 0.0), RADIUS), Hertz(1e7, EXPONENT))
     state = State([0.0, 0.0, 0.0, 2 * RADIUS + 2e-3, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     return simulate(Model([disc("disc 1"), disc("disc 2")], forces=[contact]), state, jnp.linspace(0.0, 4e-3, 801),
-                    LagrangeMultipliers(), max_events=4, contact_history=True)
+                    LagrangeMultipliers(), events=ContactEvents(max_events=4), contact_history=True)
 
 
 def test_elastic_hertz_force_is_k_delta_to_the_three_halves_and_its_impulse_is_m_delta_v(discs):
@@ -71,8 +72,8 @@ def bouncing():
     law = OptimalDamping(SOFT, EXPONENT, RESTITUTION, method="improved")
     model = Model([disc("ball")], forces=[Gravity((0.0, -G)), Contact(ground, law, Coulomb(FRICTION))])
     state = State([0.0, RADIUS + 0.05, 0.0], [0.5, 0.0, 0.0])
-    return simulate(model, state, jnp.linspace(0.0, 0.2, 401), LagrangeMultipliers(), max_events=12,
-                    contact_history=True)
+    return simulate(model, state, jnp.linspace(0.0, 0.2, 401), LagrangeMultipliers(),
+                    events=ContactEvents(max_events=12), contact_history=True)
 
 
 def test_forces_follow_the_law_set_at_each_onset(bouncing):

@@ -1,4 +1,4 @@
-"""Contact events in ``simulate``: each contact's status, the functions whose crossings end a segment, and
+"""Contact events in ``simulate``'s segments: each contact's status, the functions whose crossings end a segment, and
 what happens at an event. Why the engine is built so, with the measurements behind it, is
 docs/design/event-engine.md.
 
@@ -12,8 +12,9 @@ handled there (simultaneous impacts stay simultaneous). ``Events`` lists the ons
 
 * Removals: a geometry's ``removal`` (a ball through a pocket's hole) removes the contact for good; a family
   with ``removes_body`` takes the body out of every contact once its ``Geometry.exit`` crosses zero.
-* Contacts at a distance (``near_distance`` d_n): an open contact's turning points end segments only while
-  its gap is below d_n, and every step is bounded by h ≤ max(−δ, d_n)/(2 δ̇) over the approaching ones.
+* Contacts at a distance (``ContactEvents``' ``near_distance`` d_n): an open contact's turning points end
+  segments only while its gap is below d_n, and every step is bounded by h ≤ max(−δ, d_n)/(2 δ̇) over the
+  approaching ones.
 * Contacts not located (``Contact(..., located=False)``): the clipped law acts at every evaluation and the
   solver steps through its onsets and separations (the table's cloth).
 * Zero-force separation (f = c δ̇ + k δⁿ): the deformed zone recovers by ``free_surface`` and the bodies touch
@@ -23,7 +24,7 @@ handled there (simultaneous impacts stay simultaneous). ``Events`` lists the ons
   ([Uchida 2015] §3a), and any function the impulses took to zero or below is handled at the same instant.
 * Event times are differentiated by diffrax's located root, except where the accelerations stay continuous
   across the crossing (turning points; onsets and separations of laws whose force vanishes at δ = 0), whose
-  segment ends are taken as constants (``_event_time_shifts``).
+  segment ends are taken as constants (``event_time_shifts``).
 """
 
 import equinox as eqx
@@ -34,6 +35,7 @@ import optimistix as optx
 
 from diffimpact.contact.normal import free_surface
 from diffimpact.multibody.contact import (
+    Contact,
     _force_parts,
     _penetration_rate,
     _separation_function,
@@ -43,13 +45,45 @@ from diffimpact.multibody.contact import (
 from diffimpact.multibody.trajectory import ContactHistory
 
 
-# Status of each contact in ``_simulate_events``: open (receding or approaching), closed, removed for good
-# (``Geometry.removal``), or removed with its body not yet clear of the scene (``Contact``'s ``removes_body``:
+# Status of each contact in a run's segments (``segments``): open (receding or approaching), closed, removed for
+# good (``Geometry.removal``), or removed with its body not yet clear of the scene (``Contact``'s ``removes_body``:
 # ``Geometry.exit``). Statuses from ``REMOVED`` on are out of play.
 RECEDING, APPROACHING, CLOSED, REMOVED, LEAVING = 0, 1, 2, 3, 4
 
 
-def _starts_closed(penetration, rate):
+class SegmentArgs(eqx.Module):
+    """What the functions of one segment's solve read (its vector field, event function, step bounds and saved
+    values: diffrax's ``args``).
+
+    Attributes
+    ----------
+    model : the run's ``Model``, its contact families' laws and ``engaged`` flags as the events left them.
+    status, residual, released : each contact family's statuses (``RECEDING`` ...), residual surface
+        deformations (m; ``free_surface``) and times of their last release (s), one array per family.
+    rest_speed, near_distance : ``ContactEvents``' v_r and d_n (``None`` for none).
+    hint : the step size the controller proposed at the end of the last segment (``SegmentController``; 0 at
+        the first).
+    closed_only : ``model`` with only the closed members of its larger families (``accelerations``), and
+    size : the index of the least of ``ContactEvents``' sizes that holds them: what the accelerations sum.
+    """
+
+    model: eqx.Module
+    status: tuple
+    residual: tuple
+    released: tuple
+    rest_speed: jnp.ndarray
+    near_distance: jnp.ndarray | None
+    hint: jnp.ndarray
+    closed_only: eqx.Module
+    size: jnp.ndarray
+
+
+def contact_families(model):
+    """The indices in ``model.forces`` of its ``Contact`` families."""
+    return [k for k, force in enumerate(model.forces) if isinstance(force, Contact)]
+
+
+def starts_closed(penetration, rate):
     """Whether contacts start closed: overlapping (δ > 0), or touching and approaching (δ = 0, δ̇ > 0).
 
     A touching, approaching pair (a row of balls at rest, one rolling in) is an
@@ -59,7 +93,7 @@ def _starts_closed(penetration, rate):
     return (penetration > 0) | ((penetration == 0) & (rate > 0))
 
 
-def _select(flag, new, old):
+def select(flag, new, old):
     """``new`` where ``flag`` else ``old``, leaf by leaf, for pytrees of the same structure.
 
     ``flag`` is a scalar, or one flag per row of every leaf (a contact family's flags).
@@ -72,11 +106,11 @@ def _select(flag, new, old):
     return eqx.combine(jax.tree.map(choose, arrays, eqx.filter(old, eqx.is_array)), static)
 
 
-def _start(model, families, q0, v0):
+def initial_statuses(model, families, q0, v0):
     """The statuses of the contact families ``families`` (indices in ``model.forces``) at the start of a run, at
     the bodies' blocks ``q0``, ``v0``, and ``model`` with each family's ``engaged`` flags set from them.
 
-    Closed where ``_starts_closed``, but never a family whose law is set at onset; otherwise approaching from a
+    Closed where ``starts_closed``, but never a family whose law is set at onset; otherwise approaching from a
     positive gap, or receding; a family that is not ``located`` only removed or not; removed where a geometry's
     ``removal`` starts at or below zero (leaving, for ``removes_body``), and removed for good with every contact of
     a body whose ``exit`` starts there too.
@@ -86,7 +120,7 @@ def _start(model, families, q0, v0):
         contact = model.forces[k]
         penetration, rate = contact.penetration_rate(q0, v0)
         # (laws set at onset must start apart: ``_check_contacts_at_start``)
-        closed = _starts_closed(penetration, rate) & (not contact.impulsive)
+        closed = starts_closed(penetration, rate) & (not contact.impulsive)
         # touching at rest (δ = 0, δ̇ = 0) starts receding: approaching, its onset function g = 0 would start at
         # zero, where no down-crossing can be seen, and hide every other contact's event
         status = jnp.where(closed, CLOSED, jnp.where((rate >= 0) & (penetration < 0), APPROACHING, RECEDING))
@@ -103,7 +137,7 @@ def _start(model, families, q0, v0):
         outside = (contact.each(lambda c, pose_i, pose_j, _, __: c.geometry.exit(pose_i, pose_j), q0) <= 0
                    if contact.removes_body else False)
         exits.append((status == LEAVING) & outside)
-    _, removed = _removals(model, families, exits, status0)
+    _, removed = removals(model, families, exits, status0)
     status0 = tuple(jnp.where(flags, REMOVED, status) for status, flags in zip(status0, removed))
     for k, status in zip(families, status0):
         contact = model.forces[k]
@@ -127,7 +161,7 @@ def _open_gaps(contact, q, v, t, residual, released):
     return contact.each(lambda *arguments: _open_gap(*arguments, t), q, v, residual, released)
 
 
-class _EventBisection(optx.Bisection):
+class EventBisection(optx.Bisection):
     """``optimistix.Bisection`` stopped on the bracket alone, returning the bracket's far end.
 
     Bisection needs no derivative: it is safe on the kinks of the event
@@ -148,7 +182,7 @@ class _EventBisection(optx.Bisection):
         return state.upper, aux, {}
 
 
-def _event_values(families, t, y, args):
+def event_values(families, t, y, args):
     """The three down-crossing event functions of every contact, (contacts, 3), family by family, chosen by status,
     and which receding contacts would land at their turning point, (contacts,).
 
@@ -167,9 +201,10 @@ def _event_values(families, t, y, args):
     separation), so none has a root there: a bounce shorter than the first
     step is still seen. A receding contact whose gap has closed (g ≤ 0: it
     left, or came back, slower than v_r) lands at its turning point, an
-    onset there (``_apply_events``).
+    onset there (``apply_events``).
     """
-    model, status, residual, released, rest_speed, near_distance, *_ = args
+    model, status, residual, released = args.model, args.status, args.residual, args.released
+    rest_speed, near_distance = args.rest_speed, args.near_distance
     q, v = (model.split(x) for x in y)
 
     def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
@@ -211,7 +246,7 @@ def _continuous_events(contact):
 
 
 def _continuous_rows(families, model, status, landing):
-    """(contacts, 3) flags, as ``_event_values``: the functions whose crossing leaves the accelerations continuous.
+    """(contacts, 3) flags, as ``event_values``: the functions whose crossing leaves the accelerations continuous.
 
     The turning points of open gaps (only the statuses change) but where the
     contact lands there (``landing``, (contacts,): its force jumps from 0 to
@@ -226,29 +261,29 @@ def _continuous_rows(families, model, status, landing):
     return jnp.stack([first, jnp.ones_like(first), jnp.zeros_like(first)], axis=1)
 
 
-def _event_function(families, t, y, args):
-    """The least of ``_event_values``, the function whose first down-crossing ends a segment.
+def event_function(families, t, y, args):
+    """The least of ``event_values``, the function whose first down-crossing ends a segment.
 
     Its value is that least value; its derivatives are those of the located
     time. Where the crossing leaves the accelerations continuous
     (``_continuous_rows``), the motion past it does not depend on where the
     segment ends (but through a law set at the onset, which
-    ``_event_time_shifts`` carries), and the located time is taken as a constant: its
+    ``event_time_shifts`` carries), and the located time is taken as a constant: its
     derivative, −(∂g/∂θ)/ġ by the implicit function theorem, grows without
     bound at a grazing crossing (ġ → 0), where it would multiply the
     difference between the solver's interpolant and the vector field
     (docs/design/derivatives.md, "Derivatives through grazing events"). (The value
     stays g; its derivative in t is 1, in everything else 0.)
     """
-    values, landing = _event_values(families, t, y, args)
+    values, landing = event_values(families, t, y, args)
     frozen = jax.lax.stop_gradient(values) + (t - jax.lax.stop_gradient(t))
-    return jnp.min(jnp.where(_continuous_rows(families, args[0], args[1], landing), frozen, values))
+    return jnp.min(jnp.where(_continuous_rows(families, args.model, args.status, landing), frozen, values))
 
 
-def _event_time_shifts(families, model, status, values, landing, due, t, q, v, args):
+def event_time_shifts(families, model, status, values, landing, due, t, q, v, args):
     """Zero-valued shifts (contacts,) that carry the derivatives of the due continuous onsets and separations.
 
-    ``_event_function`` takes the time of a continuous crossing as a
+    ``event_function`` takes the time of a continuous crossing as a
     constant; the time of each due onset or separation among them (a
     position-level function g(t, q): the gap, or δ) is t + s with s = 0 and
     ds = −dg/ġ (dg: the derivative of g at the located state, which includes
@@ -257,16 +292,16 @@ def _event_time_shifts(families, model, status, values, landing, due, t, q, v, a
     """
     recorded = jnp.concatenate(status) != RECEDING  # (the first function of a receding contact is its turning point)
     continuous = _continuous_rows(families, model, status, landing)[:, 0] & due[:, 0] & recorded
-    _, rate = jax.jvp(lambda t, q: _event_values(families, t, (q, v), args)[0][:, 0], (t, q), (jnp.ones_like(t), v))
+    _, rate = jax.jvp(lambda t, q: event_values(families, t, (q, v), args)[0][:, 0], (t, q), (jnp.ones_like(t), v))
     moved = continuous & (rate < 0)
     slope = jax.lax.stop_gradient(jnp.where(moved, rate, -1.0))
     first = values[:, 0]
     return jnp.where(moved, -(first - jax.lax.stop_gradient(first)) / slope, 0.0)
 
 
-def _contact_histories(families, t, y, args):
-    """``ContactHistory`` rows at (t, y) of every contact family, with the segment's ``args``."""
-    model, status, residual, released, *_ = args
+def contact_histories(families, t, y, args):
+    """``ContactHistory`` rows at (t, y) of every contact family, with the segment's ``SegmentArgs`` ``args``."""
+    model, status, residual, released = args.model, args.status, args.residual, args.released
     q, v = (model.split(x) for x in y)
 
     def member(contact, pose_i, pose_j, rate_i, rate_j, status, residual, released):
@@ -279,7 +314,7 @@ def _contact_histories(families, t, y, args):
     return tuple(model.forces[k].each(member, q, v, *rows) for k, *rows in zip(families, status, residual, released))
 
 
-def _removals(model, families, due, status):
+def removals(model, families, due, status):
     """(leaving, removed) flags per member, family by family, from the due removal functions ``due``.
 
     A due ``Geometry.removal`` removes its contact for good (``REMOVED``);
@@ -312,7 +347,7 @@ def _removals(model, families, due, status):
     return leaving, out
 
 
-def _apply_events(model, k, status, residual, released, hit, second, leaving, removed, q, v, t, rest_speed, shift,
+def apply_events(model, k, status, residual, released, hit, second, leaving, removed, q, v, t, rest_speed, shift,
                   velocity_shift):
     """The due events of family k (``hit``; by its ``second`` function where set, else the first), vectorised.
 
@@ -320,10 +355,10 @@ def _apply_events(model, k, status, residual, released, hit, second, leaving, re
     the last two one flag per contact; ``contact_event`` is False at the
     turning points of an open gap. The onsets of an impulsive family, with
     its other proximal members, are one impact (``impact_velocity``).
-    Members ``removed`` (``_removals``) are removed for good, those
+    Members ``removed`` (``removals``) are removed for good, those
     ``leaving`` until their body's exit (with any event of theirs at the same
     instant); a removal's time is kept from the first of the two. ``shift`` and
-    ``velocity_shift`` (``_event_time_shifts``, ``_velocity_shift``) carry the
+    ``velocity_shift`` (``event_time_shifts``, ``_velocity_shift``) carry the
     derivatives of the onset times into the laws set at them.
     """
     contact = model.forces[k]
@@ -379,7 +414,7 @@ def _apply_events(model, k, status, residual, released, hit, second, leaving, re
         resolved = jax.lax.cond(
             jnp.any(fresh), lambda c: resolve_at_onset(model, c, q, v, t, shift, velocity_shift), lambda c: c, contact
         )
-        contact = _select(fresh, resolved, contact)
+        contact = select(fresh, resolved, contact)
         engaged = jnp.where(hit | out, (new_status == CLOSED).astype(float), contact.engaged)
         updated = eqx.tree_at(lambda m: m.forces[k], model, eqx.tree_at(lambda c: c.engaged, contact, engaged))
     return (

@@ -1,26 +1,26 @@
-"""How ``simulate`` bounds and judges its adaptive steps: where the error control of the state alone would
-give a wrong motion or wrong derivatives. The reasons and the measurements behind each bound are in
-docs/design/step-control.md.
+"""How ``simulate`` bounds and judges its adaptive steps (``AdaptiveSteps``): where the error control of the state
+alone would give a wrong motion or wrong derivatives. The reasons and the measurements behind each bound are in
+docs/design/step-control.md; each bound's number is a field of ``AdaptiveSteps`` or ``ForwardMode``.
 
-* Fast spins (``SPIN_STEP``): a step turns no spatial body by more than 1 rad (``_SpinController`` in runs
-  without contacts; with contacts, ``_SegmentController``).
+* Fast spins (``spin_step``): a step turns no spatial body by more than 1 rad (``SpinController`` in runs
+  without contacts; with contacts, ``SegmentController``).
 * Each segment after the first starts at the step size the controller proposed at the end of the one
-  before (``_SegmentController``), not at diffrax's initial step selection.
-* Stiff friction (``friction_steps``): every step is also bounded by h λ_F ≤ ``FRICTION_STEP`` (scaled to
-  the solver's stability interval, ``_stability_interval``), λ_F the largest of the bodies' sums of
-  ``Contact.slip_rates``, and a step that moves a loaded slip by more than ``PASSAGE_STEP`` max(d, band)
+  before (``SegmentController``), not at diffrax's initial step selection.
+* Stiff friction (``friction_steps``): every step is also bounded by h λ_F ≤ ``friction_step`` (scaled to
+  the solver's stability interval, ``stability_interval``), λ_F the largest of the bodies' sums of
+  ``Contact.slip_rates``, and a step that moves a loaded slip by more than ``passage_step`` max(d, band)
   is rejected and retried shorter (the slips' passages through a friction band). Given indices in
   ``model.forces``, only those families bound the steps.
-* The friction guard (``FRICTION_GUARD``, ``TANGENT_GUARD``, ``_FrictionGuard``): a differentiated forward-mode
-  run whose steps the state's error alone sets stops at an accepted step with h λ_F beyond
-  ``FRICTION_GUARD`` stability intervals, or with its tangents' error estimate beyond ``TANGENT_GUARD``.
-  A reverse-mode derivative through friction that ``friction_steps`` does not bound is refused
-  (``simulate``).
-* Power laws (``contact_steps``): every step is also bounded by h |δ̇| ≤ ``CONTACT_STEP`` max(δ, atol) over
+* The friction guard (``ForwardMode``'s ``friction_guard`` and ``tangent_guard``, ``FrictionGuard``): a
+  differentiated forward-mode run whose steps the state's error alone sets stops at an accepted step with
+  h λ_F beyond ``friction_guard`` stability intervals, or with its tangents' error estimate beyond
+  ``tangent_guard``. A reverse-mode derivative through friction that ``friction_steps`` does not bound is
+  refused (``segments``).
+* Power laws (``contact_steps``): every step is also bounded by h |δ̇| ≤ ``contact_step`` max(δ, atol) over
   the closed contacts, so that the steps shrink geometrically towards each onset and separation.
-* The tangents' errors (``tangent_errors``, ``_TangentErrors``): in forward mode a step is accepted where
-  the state's and its tangents' scaled error estimates are both below 1, the next step following from the
-  larger; of the several directions of ``jax.jacfwd`` the largest error sets the step
+* The tangents' errors (``ForwardMode``'s ``tangent_errors``, ``TangentErrors``): in forward mode a step is
+  accepted where the state's and its tangents' scaled error estimates are both below 1, the next step
+  following from the larger; of the several directions of ``jax.jacfwd`` the largest error sets the step
   (``_worst_of_directions``). There the passages' bound of ``friction_steps`` is on for every family with
   friction, and its stability bound is left to the tangents' errors.
 """
@@ -35,44 +35,22 @@ import numpy as np
 
 from diffimpact.multibody.bodies import SPATIAL_SIZE, SpatialBody
 from diffimpact.multibody.contact import body_mobilities
-from diffimpact.multibody.events import CLOSED, REMOVED
 from diffimpact.multibody.formulations import WrappedSolver
+from diffimpact.multibody.integrate.events import CLOSED, REMOVED
+from diffimpact.multibody.integrate.options import ForwardMode
 
-
-#: h λ_F of ``friction_steps`` with Tsit5: inside its stability interval on the negative real axis (it ends at
-#: −3.5, where |R(z)| = 1; |R(−1.5)| = 0.23), with room for the estimate of λ_F. Another Runge–Kutta solver's bound
-#: is this times its interval over Tsit5's (``_friction_step``).
-FRICTION_STEP = 1.5
-#: A differentiated run whose steps are not bounded by the friction's stability stops at a step with h λ_F beyond
-#: this many stability intervals of its solver (``_FrictionGuard``): its derivatives would be wrong.
-FRICTION_GUARD = 5.0
-#: A forward-mode derivative whose steps the state's error alone sets (``tangent_errors=False``) also stops at an
-#: accepted step whose estimate of its tangents' error is beyond this part of the tangents (``_tangents_error``): on
-#: the runs measured, 3.6e-3 to 7.7e-2 where the derivative came out wrong, at most 1e-4 where it was right
-#: (docs/design/derivatives.md, "What a resting ball does to another ball's derivative")
-TANGENT_GUARD = 1e-3
 #: diffrax's IMEX solvers: given one, ``simulate`` integrates the contacts' friction implicitly, the rest explicitly.
 IMEX_SOLVERS = (dfx.KenCarp3, dfx.KenCarp4, dfx.KenCarp5, dfx.Sil3)
-#: c of ``friction_steps``' passages: a step moves a loaded slip by at most c max(d, band), d the least distance
-#: of its path over the step (taken straight) from zero, band the friction law's ``band``
-PASSAGE_STEP = 0.1
-#: h |δ̇| / max(δ, atol) of ``contact_steps``: each step moves a closed contact by at most this part of its depth
-CONTACT_STEP = 0.5
-#: h |ω|: an adaptive step turns no spatial body by more than this angle (rad). The error
-#: control alone lets a ball spinning freely at 490 rad/s turn 2.4 rad a step at rtol = 1e-3, and under Baumgarte's
-#: feedback lose energy (docs/design/step-control.md, "Fast spins: a step turns a ball by at most a radian")
-SPIN_STEP = 1.0
 
 
-def _tangent_errors(controller, adjoint, tangent_errors):
-    """The PID ``controller`` as ``_TangentErrors`` where forward-mode derivatives (``ForwardMode``) get their
-    errors bounded (``simulate``'s ``tangent_errors``)."""
-    if not isinstance(tangent_errors, bool):
-        raise TypeError(f"tangent_errors must be True or False; got {tangent_errors!r}")
-    return _TangentErrors(controller) if tangent_errors and isinstance(adjoint, dfx.ForwardMode) else controller
+def tangent_errors(controller, derivatives):
+    """The PID ``controller`` as ``TangentErrors`` where forward-mode derivatives get their errors bounded
+    (``ForwardMode``'s ``tangent_errors``)."""
+    return TangentErrors(controller) if isinstance(derivatives, ForwardMode) and derivatives.tangent_errors \
+        else controller
 
 
-def _stability_interval(solver):
+def stability_interval(solver):
     """How far the stability interval of ``solver`` reaches along the negative real axis: the largest x with
     |R| ≤ 1 on [−x, 0], R(z) = 1 + z bᵀ (I − z A)⁻¹ 1 the stability function of its Butcher tableau (A, b); ``inf``
     where |R| ≤ 1 on the whole axis (A-stable methods); ``None`` for a solver without a Butcher tableau.
@@ -81,11 +59,11 @@ def _stability_interval(solver):
     |R| > 1. Euler's (R = 1 + z, no tableau in diffrax) is 2. A class's tableau is the class's: computed once a
     class.
     """
-    return _class_stability_interval(type(solver))
+    return _classstability_interval(type(solver))
 
 
 @functools.cache
-def _class_stability_interval(kind):
+def _classstability_interval(kind):
     if issubclass(kind, dfx.Euler):
         return 2.0
     tableau = getattr(kind, "tableau", None)
@@ -106,32 +84,33 @@ def _class_stability_interval(kind):
     return float(x[first - 1]) if first else 0.0
 
 
-def _friction_step(solver):
-    """h λ_F of ``friction_steps`` for ``solver``: ``FRICTION_STEP`` scaled by its stability interval over Tsit5's
-    (``FRICTION_STEP`` itself for a solver without a Butcher tableau); ``None`` (no stability bound) where the
-    interval is the whole axis (an A-stable implicit solver) or the friction is implicit (``IMEX_SOLVERS``)."""
+def friction_step(solver, step):
+    """h λ_F of ``friction_steps`` for ``solver``: ``step`` (``AdaptiveSteps``' ``friction_step``, Tsit5's) scaled by
+    its stability interval over Tsit5's (``step`` itself for a solver without a Butcher tableau); ``None`` (no
+    stability bound) where the interval is the whole axis (an A-stable implicit solver) or the friction is implicit
+    (``IMEX_SOLVERS``)."""
     if isinstance(solver, IMEX_SOLVERS):
         return None
-    interval = _stability_interval(solver)
+    interval = stability_interval(solver)
     if interval is None:
-        return FRICTION_STEP
-    return None if np.isinf(interval) else FRICTION_STEP * (interval / _stability_interval(dfx.Tsit5()))
+        return step
+    return None if np.isinf(interval) else step * (interval / stability_interval(dfx.Tsit5()))
 
 
-def _friction_guard(solver, friction_steps, frictional):
-    """h λ_F at which ``_FrictionGuard`` stops a derivative: ``FRICTION_GUARD`` stability intervals of ``solver``;
-    ``None`` (no guard) where the solver is stable on the friction (A-stable, or the friction implicit: an IMEX
-    solver), where its interval is unknown (no Butcher tableau), or where ``friction_steps`` (the indices of the
-    families it bounds) already bounds every step within it on each of the ``frictional`` families."""
-    interval = None if isinstance(solver, IMEX_SOLVERS) else _stability_interval(solver)
-    if interval is None or np.isinf(interval) or np.isinf(FRICTION_GUARD):
+def friction_guard(solver, factor, bound):
+    """h λ_F at which ``FrictionGuard`` stops a derivative: ``factor`` (``ForwardMode``'s ``friction_guard``)
+    stability intervals of ``solver``; ``None`` (no guard) where the solver is stable on the friction (A-stable, or
+    the friction implicit: an IMEX solver), where its interval is unknown (no Butcher tableau), where ``factor`` is
+    infinite, or where ``bound`` (``friction_steps``' h λ_F where it bounds every family with friction, else
+    ``None``) already keeps every step within it."""
+    interval = None if isinstance(solver, IMEX_SOLVERS) else stability_interval(solver)
+    if interval is None or np.isinf(interval) or np.isinf(factor):
         return None
-    limit = FRICTION_GUARD * interval
-    bound = _friction_step(solver) if set(frictional) <= set(friction_steps) else None
+    limit = factor * interval
     return None if bound is not None and bound <= limit else limit
 
 
-class _FrictionGuard(WrappedSolver):
+class FrictionGuard(WrappedSolver):
     """Wrap a diffrax solver so that a forward-mode derivative with a step unstable on the friction raises an error.
 
     Without ``friction_steps`` an explicit solver's steps may be longer than
@@ -148,16 +127,16 @@ class _FrictionGuard(WrappedSolver):
     end where a step was flagged. A run that is not differentiated computes
     nothing more. (Reverse mode, whose steps cannot be judged so, refuses a
     derivative through friction that ``friction_steps`` does not bound:
-    ``simulate``.)
+    ``segments``.)
 
     The error names the family with the largest share of h λ_F at the body
-    where it was beyond ``limit`` (``_friction_guard_messages``), so that a
+    where it was beyond ``limit`` (``friction_guard_messages``), so that a
     user can name it in ``friction_steps``.
 
     A few steps a little beyond the interval amplify a derivative by a
     bounded factor and leave it right (the ball rolling and hopping on the
     cloth at rtol 1e-6 has steps beyond one interval and its derivative
-    2.3e-6 off), so ``limit`` is ``FRICTION_GUARD`` intervals: on the scenes
+    2.3e-6 off), so ``limit`` is ``friction_guard`` intervals: on the scenes
     measured it stops every derivative that blew up and passes every right
     one (docs/design/step-control.md, "The friction guard"). It cannot see a slip that
     passes through a law's band inside one step (``friction_steps``' other
@@ -166,7 +145,7 @@ class _FrictionGuard(WrappedSolver):
 
     families: tuple = eqx.field(static=True)
     limit: float = eqx.field(static=True)
-    tolerances: tuple = None  # forward mode's check of the tangents' error (``_tangent_check``): (rtol, atol)
+    tolerances: tuple = None  # forward mode's check of the tangents' error (``tangent_check``): (rtol, atol)
     check: tuple = eqx.field(static=True, default=None)  # and (limit, norm); None for none
 
     def init(self, terms, t0, t1, y0, args):
@@ -185,7 +164,7 @@ class _FrictionGuard(WrappedSolver):
             worst = jnp.argmax(total)
             return jnp.where(h * total[worst] > limit, jnp.argmax(jnp.stack(rates)[:, worst]), -1)
 
-        arrays, static = eqx.partition((args[0], y0, t1 - t0), eqx.is_array)
+        arrays, static = eqx.partition((args.model, y0, t1 - t0), eqx.is_array)
         extra = eqx.combine(jax.lax.stop_gradient(arrays), static)  # (the check is no function of the parameters)
         y1, flag = _tangent_flagged(y1, unstable, *extra)
         if self.check is not None:
@@ -197,13 +176,14 @@ class _FrictionGuard(WrappedSolver):
         return y1, y_error, dense_info, (state, flagged), result
 
 
-def _tangent_check(controller, forward):
-    """``_FrictionGuard``'s ``tolerances`` and ``check`` (keywords): forward mode's check of the tangents' error at
-    ``TANGENT_GUARD`` under an adaptive ``controller`` (``forward``: the adjoint is ``diffrax.ForwardMode``); none
-    (``{}``) otherwise, or where ``TANGENT_GUARD`` is infinite."""
-    if not forward or not isinstance(controller, _WrappedController) or np.isinf(TANGENT_GUARD):
+def tangent_check(controller, derivatives):
+    """``FrictionGuard``'s ``tolerances`` and ``check`` (keywords): forward mode's check of the tangents' error at
+    ``ForwardMode``'s ``tangent_guard`` under an adaptive ``controller``; none (``{}``) in reverse mode, with fixed
+    steps, or where ``tangent_guard`` is infinite."""
+    if (not isinstance(derivatives, ForwardMode) or not isinstance(controller, WrappedController)
+            or np.isinf(derivatives.tangent_guard)):
         return {}
-    return {"tolerances": (controller.rtol, controller.atol), "check": (TANGENT_GUARD, controller.norm)}
+    return {"tolerances": (controller.rtol, controller.atol), "check": (derivatives.tangent_guard, controller.norm)}
 
 
 def _tangents_error(y_error, y0, y1, rtol, atol, norm):
@@ -211,7 +191,7 @@ def _tangents_error(y_error, y0, y1, rtol, atol, norm):
     times their scaled error (``_scaled_error``), ``norm``(ė / (atol/rtol + max(|ẏ0|, |ẏ1|))) for a homogeneous
     norm, ė the tangent of its error estimate ``y_error`` and ẏ0, ẏ1 those of ``y0``, ``y1`` (the largest of
     ``jax.jacfwd``'s directions'; infinite where not finite). A primal output of the tangents, with no derivative
-    of its own, as ``_TangentErrors``' scaled error."""
+    of its own, as ``TangentErrors``' scaled error."""
 
     @jax.custom_jvp
     def relative(y_error, y0, y1, rtol, atol):
@@ -228,16 +208,16 @@ def _tangents_error(y_error, y0, y1, rtol, atol, norm):
     return relative(y_error, y0, y1, *(jax.lax.stop_gradient(jnp.asarray(x, dtype=float)) for x in (rtol, atol)))
 
 
-def _stages_loop(solver, adjoint):
-    """``solver`` with the stages' loop that ``adjoint`` differentiates set, as diffrax sets it for a Runge–Kutta
-    solver in forward mode (``ForwardMode``: "lax"; ``DirectAdjoint``: "bounded"; the default, checkpointed for
-    reverse mode, has no forward-mode derivative). diffrax sets it through a wrapper of the solver, but its
-    solvers' metaclass looks one wrapper in, and with the friction guard a formulation's wrapper
-    (``DirectCorrection``'s projection) is the second."""
-    kind = {dfx.ForwardMode: "lax", dfx.DirectAdjoint: "bounded"}.get(type(adjoint))
-    if kind is None or not isinstance(solver, dfx.AbstractRungeKutta) or solver.scan_kind is not None:
+def stages_loop(solver, derivatives):
+    """``solver`` with the stages' loop that forward mode differentiates ("lax"), as diffrax sets it for a
+    Runge–Kutta solver under ``diffrax.ForwardMode`` (the loop of reverse mode's checkpointed adjoint has no
+    forward-mode derivative). diffrax sets it through a wrapper of the solver, but its solvers' metaclass looks one
+    wrapper in, and with the friction guard a formulation's wrapper (``DirectCorrection``'s projection) is the
+    second."""
+    if (not isinstance(derivatives, ForwardMode) or not isinstance(solver, dfx.AbstractRungeKutta)
+            or solver.scan_kind is not None):
         return solver
-    return eqx.tree_at(lambda s: s.scan_kind, solver, kind, is_leaf=lambda x: x is None)
+    return eqx.tree_at(lambda s: s.scan_kind, solver, "lax", is_leaf=lambda x: x is None)
 
 
 def _tangent_flagged(y1, unstable, model, y0, h):
@@ -257,46 +237,47 @@ def _tangent_flagged(y1, unstable, model, y0, h):
     return flagged(y1, arrays, y0, h)
 
 
-def _reverse_friction_message(families):
+def reverse_friction_message(families):
     """The error of a reverse-mode derivative of a run whose steps do not bound the friction of ``families``
-    (indices in ``model.forces``; ``simulate``)."""
+    (indices in ``model.forces``; ``segments``)."""
     named = ", ".join(f"model.forces[{k}]" for k in families)
     return (f"a reverse-mode derivative through the friction of {named} needs friction_steps (and adaptive "
             "steps): on the steps the state's error sets, a derivative through a friction law's band (a slide into "
             "rolling, a slip reversing in a collision) comes out wrong, by factors up to thousands; pass "
-            "friction_steps=True (every family with friction), or differentiate in forward mode "
-            "(adjoint=diffrax.ForwardMode(), whose steps judge the derivatives' own errors)")
+            "AdaptiveSteps(friction_steps=True) (every family with friction), or differentiate in forward mode "
+            "(derivatives=ForwardMode(), whose steps judge the derivatives' own errors)")
 
 
-def _friction_guard_messages(model, families):
+def friction_guard_messages(model, families):
     """The friction guard's error for each of ``families`` (indices in ``model.forces``), naming it, and last the
-    error of forward mode's check of the tangents' error (``TANGENT_GUARD``)."""
+    error of forward mode's check of the tangents' error (``ForwardMode``'s ``tangent_guard``)."""
     return tuple(
         f"a differentiated step was unstable on the friction of model.forces[{k}] "
-        f"({type(model.forces[k].friction).__name__} friction; h lambda_F beyond FRICTION_GUARD stability intervals "
-        "of the solver): the derivatives of this run through stiff friction would be wrong; pass "
-        f"friction_steps=True, or friction_steps naming model.forces[{k}] among others (or integrate the friction "
-        "implicitly: an IMEX solver)" for k in families) + (
-        "a differentiated step's estimate of the error of its derivatives was beyond TANGENT_GUARD of them (the "
-        "steps set by the state's error alone, tangent_errors=False, through friction): the derivatives of this run "
-        "would be wrong; pass tangent_errors=True (forward mode's default) or friction_steps=True",)
+        f"({type(model.forces[k].friction).__name__} friction; h lambda_F beyond ForwardMode's friction_guard "
+        "stability intervals of the solver): the derivatives of this run through stiff friction would be wrong; "
+        f"pass AdaptiveSteps(friction_steps=True), or friction_steps naming model.forces[{k}] among others (or "
+        "integrate the friction implicitly: an IMEX solver)" for k in families) + (
+        "a differentiated step's estimate of the error of its derivatives was beyond ForwardMode's tangent_guard of "
+        "them (the steps set by the state's error alone, tangent_errors=False, through friction): the derivatives "
+        "of this run would be wrong; pass ForwardMode(tangent_errors=True) (the default) or "
+        "AdaptiveSteps(friction_steps=True)",)
 
 
-def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
+def step_bound(families, t, y, args, near, friction, contact, floor, spin):
     """Largest step (s): the least of the bounds of the near distance (``near``), the friction (``friction``:
-    (h λ_F, the indices of the families it bounds) or ``None``), the closed contacts' depths (``contact``) and the
-    spatial bodies' spins (``spin``).
+    (h λ_F, the indices of the families it bounds) or ``None``), the closed contacts' depths (``contact``:
+    (``contact_step``, the indices of the families it bounds) or ``None``) and the spatial bodies' spins
+    (``spin``: ``spin_step`` or ``None``), at the state ``y`` of a segment with ``SegmentArgs`` ``args``.
 
     With a near distance d_n: min over the approaching open contacts of
     max(−δ, d_n)/(2 δ̇), with the bodies' own approach δ̇ > 0 and distance −δ
     (at most the gap), not the gap's rate: a zone recovering after a
     zero-force separation moves the gap fast while the bodies do not move.
-    With ``friction``, the solver's h λ_F (``_friction_step``): that over the
-    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps``
-    (``contact``: the indices of the families it bounds): min over their closed contacts of ``CONTACT_STEP``
-    max(δ, ``floor``)/|δ̇|. With ``spin``: ``_spin_bound``.
+    With ``friction``, the solver's h λ_F (``friction_step``): that over the
+    largest of the bodies' ``Contact.slip_rates`` summed over the families named. With ``contact_steps``:
+    min over their closed contacts of ``contact_step`` max(δ, ``floor``)/|δ̇|. With ``spin``: ``spin_bound``.
     """
-    model, status, _, _, _, near_distance, *_ = args
+    model, status, near_distance = args.model, args.status, args.near_distance
     q, v = (model.split(x) for x in y)
 
     def least(where, length, speed):
@@ -304,34 +285,35 @@ def _step_bound(families, t, y, args, near, friction, contact, floor, spin):
         return jnp.min(jnp.where(where, length / jnp.where(where, speed, 1.0), jnp.inf))
 
     bounds = []
-    for k, status_k in zip(families, status if near or contact else ()):
+    for k, status_k in zip(families, status if near or contact is not None else ()):
         penetration, rate = model.forces[k].penetration_rate(q, v)
         # (a family that is not located has no open and closed statuses: its penetration says)
         closed = status_k == CLOSED if model.forces[k].located else (status_k < REMOVED) & (penetration > 0)
         if near:
             approaching = (status_k < REMOVED) & ~closed & (rate > 0)
             bounds.append(least(approaching, jnp.maximum(-penetration, near_distance), 2.0 * rate))
-        if k in contact:
+        if contact is not None and k in contact[1]:
             moving = closed & (rate != 0)
-            bounds.append(least(moving, CONTACT_STEP * jnp.maximum(penetration, floor), jnp.abs(rate)))
+            bounds.append(least(moving, contact[0] * jnp.maximum(penetration, floor), jnp.abs(rate)))
     if friction is not None:
         step, bounded = friction
         bounds.append(step / _friction_rate(model, bounded, q, v))
-    if spin:
-        bounds.append(_spin_bound(q, v))
+    if spin is not None:
+        bounds.append(spin_bound(q, v, spin))
     return jnp.min(jnp.stack(bounds))
 
 
-def _spin_bounded(model):
-    """Whether ``SPIN_STEP`` bounds the adaptive steps of ``model``: its bodies are spatial and the bound finite."""
-    return isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(SPIN_STEP))
+def spin_bounded(model, spin_step):
+    """Whether ``spin_step`` (``AdaptiveSteps``') bounds the adaptive steps of ``model``: its bodies are spatial and
+    the bound finite."""
+    return isinstance(model.bodies[0], SpatialBody) and bool(np.isfinite(spin_step))
 
 
-def _spin_bound(q, v):
-    """``SPIN_STEP`` over the largest angular speed of the spatial bodies' rows ``q``, ``v`` (bodies, 7), taken as
+def spin_bound(q, v, spin_step):
+    """``spin_step`` over the largest angular speed of the spatial bodies' rows ``q``, ``v`` (bodies, 7), taken as
     2 |ṗ|/|p| (≥ |ω| = 2 |ṗ − p (pᵀṗ)/pᵀp|/|p|)."""
     speeds = 2.0 * jnp.linalg.norm(v[:, 3:], axis=1) / jnp.linalg.norm(q[:, 3:], axis=1)
-    return SPIN_STEP / jnp.max(speeds)
+    return spin_step / jnp.max(speeds)
 
 
 def _friction_rate(model, families, q, v):
@@ -346,37 +328,35 @@ def _slip_rates(model, families, q, v):
     return [model.forces[k].slip_rates(mobilities, q, v) for k in families]
 
 
-def _with_friction(families, model):
+def with_friction(families, model):
     """The families that exert friction (``Contact.frictional``)."""
     return [k for k in families if model.forces[k].frictional]
 
 
-def _loaded_slips(families, y, args):
+def _loaded_slips(families, y, model):
     """(f_N, v_t) of each of the ``families`` with friction (``Contact.slips``; indices in ``model.forces``, those
     ``friction_steps`` bounds) at the state ``y``, for ``_slip_passage``."""
-    model = args[0]
     q, v = (model.split(x) for x in y)
     return tuple(model.forces[k].slips(q, v) for k in families)
 
 
-def _slip_passage(families, slips0, slips1, args):
+def _slip_passage(families, slips0, slips1, model, passage_step):
     """Largest ratio, over the loaded contacts of the ``families`` with friction, of a step's slip change
-    |v_t1 − v_t0| to ``PASSAGE_STEP`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from
+    |v_t1 − v_t0| to ``passage_step`` max(d, band): d the least distance of the straight path v_t0 → v_t1 from
     zero, band the friction law's ``band``. Above 1 the step passed through (or towards) the law's band too fast.
     ``slips0`` and ``slips1``: ``_loaded_slips`` at the step's start and end."""
-    model = args[0]
     ratios = [jnp.zeros(())]
     for k, (f0, s0), (f1, s1) in zip(families, slips0, slips1, strict=True):
         change = s1 - s0
         along = jnp.clip(-jnp.sum(s0 * change, axis=-1) / jnp.maximum(jnp.sum(change**2, axis=-1), 1e-300), 0, 1)
         distance = jnp.linalg.norm(s0 + along[:, None] * change, axis=-1)
         band = model.forces[k].friction.band
-        ratio = jnp.linalg.norm(change, axis=-1) / (PASSAGE_STEP * jnp.maximum(distance, band))
+        ratio = jnp.linalg.norm(change, axis=-1) / (passage_step * jnp.maximum(distance, band))
         ratios.append(jnp.max(jnp.where((f0 > 0) | (f1 > 0), ratio, 0.0)))
     return jnp.max(jnp.stack(ratios))
 
 
-class _WrappedController(dfx.AbstractAdaptiveStepSizeController):
+class WrappedController(dfx.AbstractAdaptiveStepSizeController):
     """A PID ``controller`` whose steps a subclass bounds; its tolerances and norm are the PID's."""
 
     controller: dfx.PIDController
@@ -394,7 +374,7 @@ class _WrappedController(dfx.AbstractAdaptiveStepSizeController):
         return self.controller.norm
 
 
-class _TangentErrors(_WrappedController):
+class TangentErrors(WrappedController):
     """A PID ``controller`` whose error control, in a forward-mode derivative, also bounds the tangents' errors.
 
     Differentiated in forward mode, an explicit Runge–Kutta step carries the
@@ -418,7 +398,7 @@ class _TangentErrors(_WrappedController):
     """
 
     def wrap(self, direction):
-        return _TangentErrors(self.controller.wrap(direction))
+        return TangentErrors(self.controller.wrap(direction))
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         return self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
@@ -431,7 +411,7 @@ class _TangentErrors(_WrappedController):
 
 def _with_tangent_error(y_error, y0, y1, rtol, atol, norm):
     """``y_error``; differentiated (forward mode), scaled up where the tangents' error estimate is the larger:
-    the PID's scaled error of the result is the larger of the state's and the tangents' (``_TangentErrors``)."""
+    the PID's scaled error of the result is the larger of the state's and the tangents' (``TangentErrors``)."""
 
     @jax.custom_jvp
     def scaled(y_error, y0, y1, rtol, atol):
@@ -465,15 +445,15 @@ def _scaled_error(error, start, end, rtol, atol, norm):
 
 
 @jax.custom_jvp
-def _differentiated(x):
+def differentiated(x):
     """0.0, or 1.0 in a forward-mode derivative with respect to anything ``x`` depends on (the JVP rule's primal
-    output), with no derivative of its own: for what only a derivative's steps do (``_SegmentController``'s
+    output), with no derivative of its own: for what only a derivative's steps do (``SegmentController``'s
     ``passages``)."""
     return jnp.zeros(())
 
 
-@_differentiated.defjvp
-def _differentiated_jvp(primals, tangents):
+@differentiated.defjvp
+def differentiated_jvp(primals, tangents):
     return jnp.ones(()), jnp.zeros(())
 
 
@@ -497,18 +477,20 @@ def _worst_of_directions_vmap(axis_size, in_batched, state, tangent):
     return _worst_of_directions(state, tangent), True
 
 
-class _SpinController(_WrappedController):
+class SpinController(WrappedController):
     """The PID controller of a run without contacts whose bodies are spatial: no step turns one by more than
-    ``SPIN_STEP`` (``_spin_bound`` at the end of each accepted step limits the next; in runs with contacts
-    ``_SegmentController`` bounds the steps)."""
+    ``spin_step`` (``spin_bound`` at the end of each accepted step limits the next; in runs with contacts
+    ``SegmentController`` bounds the steps)."""
+
+    spin_step: float = eqx.field(static=True)
 
     def wrap(self, direction):
-        return _SpinController(self.controller.wrap(direction))
+        return SpinController(self.controller.wrap(direction), self.spin_step)
 
-    @staticmethod
-    def _bound(y):
+    def _bound(self, y):
         q, v = (x.reshape(-1, SPATIAL_SIZE) for x in y)
-        return jax.lax.stop_gradient(_spin_bound(q, v))  # the solver's choice, not the parameters' (as diffrax's)
+        # the solver's choice, not the parameters' (as diffrax's)
+        return jax.lax.stop_gradient(spin_bound(q, v, self.spin_step))
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
         t_next, state = self.controller.init(terms, t0, t1, y0, dt0, args, func, error_order)
@@ -521,28 +503,29 @@ class _SpinController(_WrappedController):
         return keep, next_t0, next_t1, jump, state, result
 
 
-class _SegmentController(_WrappedController):
+class SegmentController(WrappedController):
     """The PID controller of the segments: it starts each segment at the step the last one proposed.
 
     A segment starts where an event ended the last one. Its first step is
     the step size the controller proposed at the end of the last segment
-    (``args[6]``, 0 at the first segment, which takes diffrax's initial step
+    (``SegmentArgs.hint``, 0 at the first segment, which takes diffrax's initial step
     selection); the proposal is kept in the controller's state and read back
     at the segment's end (``SaveAt(controller_state=True)``). With spatial
-    bodies (``spin``: ``SPIN_STEP``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
-    indices of the families it bounds) or ``contact_steps`` (``contact``), every step is also bounded by
-    ``_step_bound``: the bound at the end of each
+    bodies (``spin``: ``spin_step``), a ``near_distance`` (``near``), ``friction_steps`` (``friction``: the
+    indices of the families it bounds) or ``contact_steps`` (``contact``, with ``contact_step``), every step is
+    also bounded by ``step_bound``: the bound at the end of each
     accepted step limits the next one; a rejected step is retried shorter
     than it was, so within the bound of the last accepted state. On the
-    families of ``friction``, and in a forward-mode derivative (``_differentiated``) on those of ``passages``
-    too (under ``_TangentErrors``: the other families with friction), a step the error control accepts is also
-    rejected where a loaded slip moved too far in it (``_slip_passage``), and retried
+    families of ``friction``, and in a forward-mode derivative (``differentiated``) on those of ``passages``
+    too (under ``TangentErrors``: the other families with friction), a step the error control accepts is also
+    rejected where a loaded slip moved too far in it (``_slip_passage``, with ``passage_step``), and retried
     in proportion; the ratio of an accepted step bounds the next one. The
     slips of the accepted state are kept in the controller's state, where
     the next step starts. ``friction_step``: the solver's h λ_F
-    (``_friction_step``); ``None`` without ``friction_steps`` and where the
+    (``friction_step``); ``None`` without ``friction_steps`` and where the
     solver is stable on the friction (A-stable, or the friction implicit: an
     IMEX solver), where ``friction_steps`` keeps only the passages' bound.
+    The numbers are ``AdaptiveSteps``' fields.
     """
 
     families: tuple = eqx.field(static=True)
@@ -550,8 +533,10 @@ class _SegmentController(_WrappedController):
     friction: tuple = eqx.field(static=True)
     passages: tuple = eqx.field(static=True)
     contact: tuple = eqx.field(static=True)
-    friction_step: float = eqx.field(static=True)
-    spin: bool = eqx.field(static=True)
+    friction_step: float | None = eqx.field(static=True)
+    spin: float | None = eqx.field(static=True)
+    passage_step: float = eqx.field(static=True)
+    contact_step: float = eqx.field(static=True)
 
     @property
     def stability(self):
@@ -560,7 +545,7 @@ class _SegmentController(_WrappedController):
 
     @property
     def bounded(self):
-        return self.near or self.stability or self.contact or self.spin
+        return self.near or self.stability or bool(self.contact) or self.spin is not None
 
     @property
     def tracked(self):
@@ -571,16 +556,17 @@ class _SegmentController(_WrappedController):
         # a step size is the solver's choice, not a function of the parameters: no derivative (as diffrax's
         # controllers), else the tangents would carry the grid's shifts, which cancel only at the end
         return jax.lax.stop_gradient(
-            _step_bound(self.families, t, y, args, self.near,
-                        (self.friction_step, self.friction) if self.stability else None,
-                        self.contact, self.controller.atol, self.spin))
+            step_bound(self.families, t, y, args, self.near,
+                       (self.friction_step, self.friction) if self.stability else None,
+                       (self.contact_step, self.contact) if self.contact else None, self.controller.atol, self.spin))
 
     def wrap(self, direction):
-        return _SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
-                                  self.passages, self.contact, self.friction_step, self.spin)
+        return SegmentController(self.controller.wrap(direction), self.families, self.near, self.friction,
+                                 self.passages, self.contact, self.friction_step, self.spin, self.passage_step,
+                                 self.contact_step)
 
     def init(self, terms, t0, t1, y0, dt0, args, func, error_order):
-        hint = jax.lax.stop_gradient(args[6])
+        hint = jax.lax.stop_gradient(args.hint)
         t_next, state = jax.lax.cond(
             hint > 0,
             lambda: self.controller.init(terms, t0, t1, y0, hint, args, func, error_order),
@@ -588,7 +574,7 @@ class _SegmentController(_WrappedController):
         )
         if self.bounded:
             t_next = jnp.minimum(t_next, t0 + self._bound(t0, y0, args))
-        slips = jax.lax.stop_gradient(_loaded_slips(self.tracked, y0, args)) if self.tracked else ()
+        slips = jax.lax.stop_gradient(_loaded_slips(self.tracked, y0, args.model)) if self.tracked else ()
         return t_next, (state, t_next - t0, slips)
 
     def adapt_step_size(self, t0, t1, y0, y1_candidate, args, y_error, error_order, controller_state):
@@ -601,16 +587,17 @@ class _SegmentController(_WrappedController):
             bound = self._bound(t1, y1_candidate, args)
             next_t1 = jnp.where(keep, jnp.minimum(next_t1, next_t0 + bound), next_t1)
         if self.tracked:
-            candidate = jax.lax.stop_gradient(_loaded_slips(self.tracked, y1_candidate, args))
+            candidate = jax.lax.stop_gradient(_loaded_slips(self.tracked, y1_candidate, args.model))
 
             def passage(families):
                 chosen = [k in families for k in self.tracked]
                 return jax.lax.stop_gradient(_slip_passage(
-                    families, *([s for s, c in zip(x, chosen) if c] for x in (slips, candidate)), args))
+                    families, *([s for s, c in zip(x, chosen) if c] for x in (slips, candidate)), args.model,
+                    self.passage_step))
 
             ratio = passage(self.friction)
             if self.passages:
-                ratio = jnp.maximum(ratio, jnp.where(_differentiated(y_error) > 0, passage(self.passages), 0.0))
+                ratio = jnp.maximum(ratio, jnp.where(differentiated(y_error) > 0, passage(self.passages), 0.0))
             # (a candidate the error control rejected can be far off: only an accepted one is judged)
             fast = keep & (ratio > 1.0)
             step = 0.9 * (t1 - t0) / jnp.maximum(ratio, 1e-300)

@@ -1,4 +1,4 @@
-"""``simulate``'s progress bar: one tqdm bar over the whole run, its segments included.
+"""``simulate``'s progress bar (``progress=True``): one tqdm bar over the whole run, its segments included.
 
 A run with contacts is a scan of segments, each a diffrax solve of its own; diffrax's ``TqdmProgressMeter``
 opened a bar per segment, each from 0 to 100 % of that segment's horizon, and its bookkeeping (``unvmap_max``
@@ -68,3 +68,8 @@ class RunProgress(dfx.AbstractProgressMeter):
 def finish(last):
     """Complete and close the bar once ``last`` (a value computed at the run's end) is."""
     jax.debug.callback(_finish, jax.lax.stop_gradient(last))
+
+
+def meter(progress, start, end, t0, t1):
+    """The progress meter of a solve over [t0, t1] in a run over [start, end] (``RunProgress``), or none."""
+    return RunProgress(start, end, t0, t1) if progress else dfx.NoProgressMeter()
