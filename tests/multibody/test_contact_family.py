@@ -1,7 +1,6 @@
 """Contact families: stacked contacts behave as the same contacts one by one; the holed plane (cloth with pockets)."""
 
 import itertools
-import sys
 import warnings
 
 import diffrax
@@ -34,6 +33,7 @@ from diffimpact.multibody import (
     simulate,
 )
 from diffimpact.multibody.contact import body_mobilities
+from diffimpact.multibody.integrate.accelerations import closed_members
 
 MASS, RADIUS, STIFFNESS = 0.2, 0.03, 1e8
 
@@ -170,7 +170,6 @@ def test_a_segment_keeps_the_closed_members_and_flags_too_many():
     family = Contact.family(pair(i, j) for i, j in PAIRS)
     model = Model(discs(3), forces=[family])
     with_engaged = lambda flags: eqx.tree_at(lambda m: m.forces[0].engaged, model, jnp.asarray(flags, dtype=float))
-    closed_members = sys.modules["diffimpact.multibody.simulate"]._closed_members
     kept, size, too_many = closed_members(with_engaged([0.0, 1.0, 1.0]), (0,), (1, 2))
     np.testing.assert_array_equal(kept.forces[0].geometry.body_i, [1, 0])  # pairs (1, 2) and (0, 2)
     np.testing.assert_array_equal(kept.forces[0].engaged, [1.0, 1.0])
@@ -501,15 +500,15 @@ def test_a_contact_of_a_body_with_itself_is_refused():
 def test_bodies_that_start_deeply_overlapping_are_warned_with_the_overlap(overlap, warned):
     """Two discs whose centres are 2R − overlap apart: deeper than OVERLAP_WARNING of R, a warning names the
     family, the member, the bodies and the penetration (the law then throws them apart; they flew at 192 m/s);
-    a contact closed by a micrometre, as under a resting body's weight, is not warned. (``event_tol=-1`` stops the
-    run after its checks: only the start is tested.)"""
+    a contact closed by a micrometre, as under a resting body's weight, is not warned. (``contact_steps`` naming a
+    force that is not a contact family stops the run after its checks: only the start is tested.)"""
     distance = 2 * RADIUS - overlap
     state = State([-distance / 2, 0.0, 0.0, distance / 2, 0.0, 0.0], [1.0, 0.0, 0.0, -1.0, 0.0, 0.0])
     model = Model(discs(2), forces=[pair(0, 1)])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with pytest.raises(ValueError, match="event_tol"):
-            simulate(model, state, [1e-3], LagrangeMultipliers(), events=ContactEvents(event_tol=-1.0))
+        with pytest.raises(ValueError, match="contact_steps names model.forces"):
+            simulate(model, state, [1e-3], LagrangeMultipliers(), steps=AdaptiveSteps(contact_steps=(1,)))
     messages = [str(w.message) for w in caught if "overlapping" in str(w.message)]
     assert len(messages) == int(warned)
     if warned:
