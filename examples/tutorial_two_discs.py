@@ -18,7 +18,6 @@ the damped run, contact history included, to tutorial-two-discs.npz
 import math
 from pathlib import Path
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -26,7 +25,18 @@ import matplotlib
 import numpy as np
 
 from diffimpact.contact import Hertz
-from diffimpact.multibody import CircleCircle, Contact, LagrangeMultipliers, Model, OptimalDamping, PlanarBody, State
+from diffimpact.multibody import (
+    CircleCircle,
+    Contact,
+    ContactEvents,
+    ForwardMode,
+    LagrangeMultipliers,
+    Model,
+    OptimalDamping,
+    PlanarBody,
+    ReverseMode,
+    State,
+)
 from diffimpact.multibody import Trajectory, simulate
 from fitting import UnitInterval, fit, levenberg_marquardt
 
@@ -60,11 +70,12 @@ def damped(restitution, stiffness=STIFFNESS):
     return OptimalDamping(stiffness, EXPONENT, restitution, method="improved")
 
 
-def run(law, v1=V1, v2=V2, times=jnp.linspace(0.0, DURATION, 801), adjoint=None, contact_history=True):
+def run(law, v1=V1, v2=V2, times=jnp.linspace(0.0, DURATION, 801), derivatives=ReverseMode(),
+        contact_history=True):
     """The ``Trajectory`` of the two discs, saved at ``times`` (s), by default with the contact's penetration
     and forces at those times (``trajectory.contact_history[0]``: the model's first force, the contact)."""
-    return simulate(discs(law), initial_state(v1, v2), times, LagrangeMultipliers(), max_events=4, adjoint=adjoint,
-                    contact_history=contact_history)
+    return simulate(discs(law), initial_state(v1, v2), times, LagrangeMultipliers(),
+                    events=ContactEvents(max_events=4), derivatives=derivatives, contact_history=contact_history)
 # --8<-- [end:system]
 
 
@@ -92,7 +103,7 @@ def hertz_contact(approach_speed):
 # --8<-- [start:gradient]
 def post_impact(law, v1, v2):
     """(v₁', v₂') (m/s) at the end of the run, differentiable in forward mode (``jax.jacfwd``)."""
-    final = run(law, v1, v2, jnp.array([DURATION]), adjoint=diffrax.ForwardMode(), contact_history=False).v[-1]
+    final = run(law, v1, v2, jnp.array([DURATION]), derivatives=ForwardMode(), contact_history=False).v[-1]
     return jnp.stack([final[0], final[3]])
 
 

@@ -50,7 +50,6 @@ the grid search's RMS map with the curve r = r̂).
 import time
 from pathlib import Path
 
-import diffrax as dfx
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -58,6 +57,7 @@ import numpy as np
 
 from diffimpact.impulse import mathavan_2010
 from diffimpact.io import data_file, figure, save_figure, write_csv, write_json
+from diffimpact.multibody import ForwardMode
 from diffimpact.reproduce.billiards import cushion_parameters
 from diffimpact.scenes import billiard
 from fitting.data import Column, Schema, load_csv
@@ -168,7 +168,7 @@ def compliant_parameters(params):
 def compliant_rebound(params, speed, incidence, topspin_ratio, sidespin_ratio, rtol=billiard.SHOT_RTOL):
     """Rebound (speed, angle) of the compliant nose-height cushion (forward-mode differentiable)."""
     velocity = billiard.cushion_rebounds(compliant_parameters(params), speed, incidence, topspin_ratio,
-                                         sidespin_ratio, nose=True, adjoint=dfx.ForwardMode(), rtol=rtol)
+                                         sidespin_ratio, nose=True, derivatives=ForwardMode(), rtol=rtol)
     return jnp.hypot(velocity[..., 0], velocity[..., 1]), jnp.arctan2(-velocity[..., 1], velocity[..., 0])
 
 

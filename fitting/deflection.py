@@ -42,7 +42,6 @@ Outputs: ``deflection.json``, ``deflection.csv`` (data beside the fit),
 import time
 from pathlib import Path
 
-import diffrax as dfx
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
@@ -50,6 +49,7 @@ import numpy as np
 from diffimpact.contact import Alciatore
 from diffimpact.impulse import alciatore
 from diffimpact.io import data_file, figure, save_figure, write_csv, write_json
+from diffimpact.multibody import ForwardMode, ReverseMode
 from diffimpact.scenes import billiard
 from fitting.data import Column, Schema, load_csv
 from fitting.fit import convergence_warnings, fit, levenberg_marquardt, linearise
@@ -126,16 +126,16 @@ def shot_parameters(params):
     return p, Alciatore(base.offset * params.friction_scale, base.amplitude * params.friction_scale, base.decay)
 
 
-def outcomes(params, speed, cut, adjoint=None, rtol=billiard.SHOT_RTOL):
+def outcomes(params, speed, cut, derivatives=ReverseMode(), rtol=billiard.SHOT_RTOL):
     """``billiard.cut_shots`` of rolling cue balls at ``speed`` and ``cut`` (arrays) with ``params``."""
     p, friction = shot_parameters(params)
     return billiard.cut_shots(p, friction, speed, cut, -APPROACH - 2 * p.radius * jnp.cos(cut), jnp.zeros_like(speed),
-                              APPROACH / speed + AFTER_SEPARATION, adjoint=adjoint, rtol=rtol)
+                              APPROACH / speed + AFTER_SEPARATION, derivatives=derivatives, rtol=rtol)
 
 
 def final_speeds(params, speed, cut, rtol=billiard.SHOT_RTOL):
     """Cue and object ball speeds once they roll again (m/s), each shaped like ``speed``."""
-    outcome = outcomes(params, speed, cut, adjoint=dfx.ForwardMode(), rtol=rtol)
+    outcome = outcomes(params, speed, cut, derivatives=ForwardMode(), rtol=rtol)
     return jnp.linalg.norm(outcome["cue_rolling"], axis=-1), jnp.linalg.norm(outcome["object_rolling"], axis=-1)
 
 

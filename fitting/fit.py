@@ -396,7 +396,8 @@ def fit(
     starts : number of starts (the first is ``params0``, the others perturb θ0
         by ``start_spread`` · N(0, 1), seeded by ``seed``) or a list of physical
         pytrees to start from. The lowest final loss wins.
-    jacobian : "fwd" (``jax.jacfwd``; diffrax solves need ``adjoint=diffrax.ForwardMode()``)
+    jacobian : "fwd" (``jax.jacfwd``; diffrax solves need ``adjoint=diffrax.ForwardMode()``, ``simulate``
+        ``derivatives=ForwardMode()``)
         or "rev" (``jax.jacrev``).
     rank_rtol : in (0, 1); singular values of the weighted Jacobian at or below ``rank_rtol`` times the largest are
         directions the data do not identify (infinite variance, reported "not identified"). ``None``

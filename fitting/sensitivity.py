@@ -27,7 +27,7 @@ def jacobian(output_fn, params, names, mode="rev"):
     """∂y/∂p in physical units, shaped y.shape + (P,).
 
     ``mode`` is "rev" (``jax.jacrev``) or "fwd" (``jax.jacfwd``; diffrax solves
-    need ``adjoint=diffrax.ForwardMode()``).
+    need ``adjoint=diffrax.ForwardMode()``, ``simulate`` ``derivatives=ForwardMode()``).
     """
     if mode not in JACOBIAN_MODES:
         raise ValueError(f"mode must be one of {tuple(JACOBIAN_MODES)}, got {mode!r}")

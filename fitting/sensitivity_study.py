@@ -53,7 +53,7 @@ from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley
 from diffimpact.impact.central import central_impact
 from diffimpact.impact.damping import optimal_damping
 from diffimpact.io import figure, save_figure, write_csv, write_json
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, ForwardMode, LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
 from fitting.checkpoint import Checkpoint, resumable_map
 from fitting.sensitivity import as_function_of_values, finite_difference_jacobian, jacobian
@@ -225,8 +225,9 @@ def pendulum_outputs(system):
     p = tp.Parameters(stiffness=system.stiffness, restitution=system.restitution, exponent=system.exponent)
     model = tp.model(p, "optimal", "improved")
     state = tp.initial_state(p, jnp.stack([jnp.asarray(tp.INITIAL_ANGLES[0]), -system.release_angle]))
-    run = simulate(model, state, jnp.array([PENDULUM_HORIZON]), LagrangeMultipliers(), rtol=1e-10, atol=1e-10,
-                   max_events=6, adjoint=dfx.ForwardMode())
+    run = simulate(model, state, jnp.array([PENDULUM_HORIZON]), LagrangeMultipliers(),
+                   steps=AdaptiveSteps(rtol=1e-10, atol=1e-10), events=ContactEvents(max_events=6),
+                   derivatives=ForwardMode())
     events = run.events
     after = tp.angular_velocities(events.v[1])
     _, approach_speed = model.forces[1].penetration_rate(model.split(events.q[0]), model.split(events.v[0]))

@@ -47,13 +47,12 @@ residuals, loss history).
 import time
 from pathlib import Path
 
-import diffrax as dfx
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.io import figure, save_figure, write_csv, write_json
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, ForwardMode, LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
 from fitting.data import Column, Schema, load_csv, time_order
 from fitting.fit import convergence_warnings, fit, levenberg_marquardt
@@ -110,7 +109,8 @@ def simulate_rates(params, times):
     """The trajectory of the system with contact ``params``, saved at ``times`` (s, increasing, > 0)."""
     p = tp.Parameters(stiffness=params.stiffness, restitution=params.restitution)
     return simulate(tp.model(p, "optimal", METHOD), tp.initial_state(p), times, LagrangeMultipliers(),
-                    rtol=TOLERANCE, atol=TOLERANCE, max_events=MAX_EVENTS, adjoint=dfx.ForwardMode())
+                    steps=AdaptiveSteps(rtol=TOLERANCE, atol=TOLERANCE), events=ContactEvents(max_events=MAX_EVENTS),
+                    derivatives=ForwardMode())
 
 
 @eqx.filter_jit

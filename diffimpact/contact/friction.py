@@ -53,7 +53,7 @@ class FrictionLaw(eqx.Module):
     def band(self):
         """The slip speed (m/s) below which the law leaves its sliding force for its zero-slip regularisation.
 
-        ``simulate``'s ``friction_steps`` makes a loaded slip cross ±band in steps.
+        ``AdaptiveSteps``' ``friction_steps`` makes a loaded slip cross ±band in steps.
         """
 
     def _per_speed(self, normal_force, slip_speed):
@@ -74,7 +74,7 @@ class FrictionLaw(eqx.Module):
         The Jacobian of −magnitude(|v|) v/|v| has the eigenvalue −∂magnitude/∂|v|
         along v and −magnitude/|v| across it (both the slope at zero speed at
         v = 0). A slip inside a regularisation band relaxes at this rate over
-        the contact's effective mass: ``simulate``'s ``friction_steps``.
+        the contact's effective mass: ``AdaptiveSteps``' ``friction_steps``.
         """
         along = jax.jvp(lambda speed: self.magnitude(normal_force, speed), (slip_speed,),
                         (jnp.ones_like(slip_speed),))[1]

@@ -45,7 +45,7 @@ import numpy as np
 from diffimpact.contact import Alciatore, Threlfall
 from diffimpact.impulse import alciatore, mathavan_2010
 from diffimpact.io import data_file, figure, save_figure, write_csv
-from diffimpact.multibody import LagrangeMultipliers, State, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, State, simulate
 from diffimpact.scenes import billiard
 
 MPH = 0.44704  # m/s
@@ -83,8 +83,8 @@ def _straight_shot():
     q, v = billiard.ball_state(p, [[shot["x"], shot["y"]]], [[0.0, shot["speed"]]])
     times = jnp.linspace(0.0, shot["duration"], 401)
     model = billiard.cushion_model(p, None)
-    return simulate(model, State(q, v), times, LagrangeMultipliers(), max_events=64,
-                    **billiard.shot_tolerances()), p
+    return simulate(model, State(q, v), times, LagrangeMultipliers(),
+                    steps=AdaptiveSteps(**billiard.shot_tolerances()), events=ContactEvents(max_events=64)), p
 
 
 def run_cushion(out, quick=False):

@@ -26,8 +26,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.multibody import (
+    AdaptiveSteps,
     AugmentedLagrangian,
     Baumgarte,
+    ContactEvents,
     DirectCorrection,
     LagrangeMultipliers,
     simulate,
@@ -82,7 +84,7 @@ def free_comparison(p, times):
     model, state = dp.model(p), dp.initial_state(p)
     results = {"minimal": (np.zeros((len(times), 2)), energy_minimal - energy_minimal[0])}
     for name, formulation in FORMULATIONS.items():
-        run = simulate(model, state, times, formulation, **TOLERANCES)
+        run = simulate(model, state, times, formulation, steps=AdaptiveSteps(**TOLERANCES))
         difference = np.abs(_wrapped(np.asarray(dp.angles(run.q)) - np.asarray(psi_minimal)))
         energy = np.asarray(run.energy)
         results[name] = (difference, energy - energy[0])
@@ -93,8 +95,8 @@ def obstacle_case(p, case, times, max_events):
     """Part (b): the trajectory of one case (see ``CASES``) and its model."""
     friction = 0.15 if case == "mu0p15" else 0.0
     model = dp.obstacle_model(p, dp.Obstacle(friction=friction), rigid=case == "rigid_mu0")
-    run = simulate(model, dp.initial_state(p), times, LagrangeMultipliers(), max_events=max_events,
-                   **OBSTACLE_TOLERANCES)
+    run = simulate(model, dp.initial_state(p), times, LagrangeMultipliers(),
+                   steps=AdaptiveSteps(**OBSTACLE_TOLERANCES), events=ContactEvents(max_events=max_events))
     return model, run
 
 

@@ -14,7 +14,7 @@ tolerances, and with tight ones the step limit would not matter; ode45 takes
 the largest scaled error, ``simulate`` diffrax's root mean square, which on
 the table makes the same rtol looser: docs/design/table-settings.md, "A ball's inertia under a drift of |p|"). The
 "default time step" is the largest step of the controller
-(``simulate(..., max_step=...)``), which it reduces where the error demands.
+(``AdaptiveSteps(max_step=...)``), which it reduces where the error demands.
 
 Two studies, each compiled once per formulation (the step limit, the state
 and the values of the save times are traced; every run saves at ``SAVES``

@@ -147,12 +147,20 @@ def compliant_brick(vertex_indices, rotation, twist, friction, stiffness, dissip
     import jax
     import jax.numpy as jnp
 
-    from diffimpact.multibody import LagrangeMultipliers, angular_velocity, orientation, simulate
+    from diffimpact.multibody import (
+        AdaptiveSteps,
+        ContactEvents,
+        LagrangeMultipliers,
+        angular_velocity,
+        orientation,
+        simulate,
+    )
 
     radius = BRICK["sphere_radius"]
     model, state, local = brick_model(vertex_indices, rotation, twist, friction, stiffness, dissipation, gap)
-    trajectory = simulate(model, state, np.asarray(times), LagrangeMultipliers(), max_events=4 * len(local),
-                          rtol=1e-9, atol=1e-12, contact_history=True)
+    trajectory = simulate(model, state, np.asarray(times), LagrangeMultipliers(),
+                          events=ContactEvents(max_events=4 * len(local)), steps=AdaptiveSteps(rtol=1e-9, atol=1e-12),
+                          contact_history=True)
     spheres = trajectory.contact_history[0]
 
     def point_velocities(q, v):
@@ -351,7 +359,17 @@ def compliant_cradle(times, stiffness=EXAMPLE_3["stiffness"], gap=EXAMPLE_3["gap
     import jax.numpy as jnp
 
     from diffimpact.contact.normal import Hertz
-    from diffimpact.multibody import CircleCircle, Contact, LagrangeMultipliers, Model, PlanarBody, State, simulate
+    from diffimpact.multibody import (
+        AdaptiveSteps,
+        CircleCircle,
+        Contact,
+        ContactEvents,
+        LagrangeMultipliers,
+        Model,
+        PlanarBody,
+        State,
+        simulate,
+    )
 
     p = EXAMPLE_3
     balls, radius, mass = p["balls"], p["radius"], p["mass"]
@@ -363,7 +381,7 @@ def compliant_cradle(times, stiffness=EXAMPLE_3["stiffness"], gap=EXAMPLE_3["gap
     v0 = np.zeros(3 * balls)
     v0[0] = p["velocity"]
     return simulate(model, State(jnp.asarray(q0), jnp.asarray(v0)), np.asarray(times), LagrangeMultipliers(),
-                    max_events=4 * balls, rtol=1e-9, atol=1e-12)
+                    events=ContactEvents(max_events=4 * balls), steps=AdaptiveSteps(rtol=1e-9, atol=1e-12))
 
 
 def run_cradle(out, quick=False):

@@ -42,7 +42,6 @@ Lagrange multipliers went unstable: docs/design/table-settings.md, "A ball's ine
 import dataclasses
 from pathlib import Path
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -54,7 +53,7 @@ from matplotlib.patches import Circle, Polygon, Rectangle  # noqa: E402
 
 from diffimpact._validation import check_positive, check_range  # noqa: E402
 from diffimpact.io import event_names, figure, save_figure, write_csv, write_events  # noqa: E402
-from diffimpact.multibody import Baumgarte, simulate  # noqa: E402
+from diffimpact.multibody import AdaptiveSteps, Baumgarte, ContactEvents, ForwardMode, simulate  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
 
 DURATION, QUICK_DURATION = 4.0, 0.3
@@ -63,7 +62,7 @@ TOLERANCES = dict(rtol=1e-3, atol=1e-6)
 #: has about 150 (its cloth's hops are not events). Each allowed event is a slot of ``simulate``'s scan of segments,
 #: and a slot left unused costs about 30 µs (docs/design/event-engine.md, "Unused event slots").
 MAX_EVENTS, QUICK_MAX_EVENTS = 2000, 400
-#: ``simulate``'s near distance d_n (m): only gaps below it end segments at their turning points.
+#: ``ContactEvents``' near distance d_n (m): only gaps below it end segments at their turning points.
 NEAR_DISTANCE = 5e-3
 #: The table's formulation (module docstring: Baumgarte's feedback keeps the balls' Euler parameters near unit length).
 FORMULATION = Baumgarte(alpha=20.0, beta=20.0)
@@ -76,7 +75,7 @@ MAX_STEPS = 10_000_000
 #: cost what is closed").
 CLOSED_SIZES = (4, 16)
 #: The families (``billiard.TABLE_FORCES``) whose closed contacts bound every step by their depths and rates
-#: (``simulate``'s ``contact_steps``, in ``settings``): the ball–cushion family. At rtol = 1e-3 the error control
+#: (``AdaptiveSteps``' ``contact_steps``, in ``settings``): the ball–cushion family. At rtol = 1e-3 the error control
 #: alone let the energy rise by 6e-3 J of the break's 10.5 J and 1.4e-2 J of a cue shot's 2 J, inside ball–cushion
 #: contacts; bounding the steps there costs about a tenth more steps and leaves 1.3e-3 and 1.8e-3 J
 #: (docs/design/step-control.md, "The cushions' contacts resolved in steps").
@@ -157,16 +156,19 @@ def euler_drift(q):
     return float(np.abs(np.linalg.norm(poses[:, 3:], axis=1) - 1.0).max())
 
 
-def settings(model, rtol=None):
-    """``simulate``'s keyword arguments for the table ``model``: ``TOLERANCES`` (or ``rtol`` and atol = 1e-3 rtol),
-    ``MAX_STEPS``, ``NEAR_DISTANCE``, ``CONTACT_STEPS``, and ``max_closed``: the ``CLOSED_SIZES`` below the most for
-    its balls (``billiard.max_closed``), then that."""
+def settings(model, rtol=None, max_events=MAX_EVENTS, max_step=None):
+    """``simulate``'s keyword arguments for the table ``model``: ``steps``, ``AdaptiveSteps`` with ``TOLERANCES``
+    (or ``rtol`` and atol = 1e-3 rtol), ``contact_steps`` on ``CONTACT_STEPS`` and ``max_step`` (s, ``None`` for
+    none); ``events``, ``ContactEvents`` with ``max_events``, ``NEAR_DISTANCE`` and ``max_closed``: the
+    ``CLOSED_SIZES`` below the most for its balls (``billiard.max_closed``), then that; and ``MAX_STEPS``."""
     balls = len(model.bodies)
     most, forces = billiard.max_closed(balls), billiard.table_forces(balls)
     tolerances = TOLERANCES if rtol is None else dict(rtol=rtol, atol=1e-3 * rtol)
-    return dict(max_steps=MAX_STEPS, near_distance=NEAR_DISTANCE,
-                contact_steps=tuple(forces.index(name) for name in CONTACT_STEPS),
-                max_closed=tuple(size for size in CLOSED_SIZES if size < most) + (most,), **tolerances)
+    steps = AdaptiveSteps(**tolerances, max_step=max_step,
+                          contact_steps=tuple(forces.index(name) for name in CONTACT_STEPS))
+    events = ContactEvents(max_events=max_events, near_distance=NEAR_DISTANCE,
+                           max_closed=tuple(size for size in CLOSED_SIZES if size < most) + (most,))
+    return dict(steps=steps, events=events, max_steps=MAX_STEPS)
 
 
 def integrate(model, state, times, max_events, formulation=None, max_step=None, rtol=None):
@@ -178,8 +180,7 @@ def integrate(model, state, times, max_events, formulation=None, max_step=None, 
     only in it, in ``state`` or in the values of ``times`` share one compilation.
     """
     formulation = FORMULATION if formulation is None else formulation
-    return simulate(model, state, times, formulation, max_events=max_events, max_step=max_step,
-                    **settings(model, rtol))
+    return simulate(model, state, times, formulation, **settings(model, rtol, max_events, max_step))
 
 
 def run(out, quick=False):
@@ -246,7 +247,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     ``sensitivity``: also the derivatives of every ball's final centre (x, y) with respect to the strike (True:
     speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the names given of ``STRIKE`` and of
     ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g. ``ball_restitution``,
-    ``cloth_friction``), in forward mode with the steps judged by the derivatives' errors too (``simulate``'s
+    ``cloth_friction``), in forward mode with the steps judged by the derivatives' errors too (``ForwardMode``'s
     ``tangent_errors``; by the state's alone a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``), each
     by its ratio to its value's size, and at an rtol of at most ``SENSITIVITY_RTOL``, written to
     ``shot-sensitivity.csv`` (per degree of aim, per SI unit of the rest) and summarised. Bad input (balls that
@@ -355,7 +356,7 @@ def direction_scales(values):
 
 def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, removed):
     """d(every ball's final (x, y))/d(``names``) in forward mode, the steps judged by the derivatives' errors too
-    (``simulate``'s ``tangent_errors``): ``shot-sensitivity.csv`` and the summary's lines. ``removed``: where each
+    (``ForwardMode``'s ``tangent_errors``): ``shot-sensitivity.csv`` and the summary's lines. ``removed``: where each
     ball that left the cloth went (``_write``): its final centre is then under the table, falling on, and its rows
     say so (the file's ``status`` column)."""
     rtol = min(rtol, SENSITIVITY_RTOL)
@@ -371,8 +372,8 @@ def _sensitivity(out, p, balls, nose_height, start, strike, times, rtol, names, 
         shot = jnp.stack([given.get(name, strike[k]) for k, name in enumerate(strikes)])
         table = dataclasses.replace(p, **{name: x for name, x in given.items() if name not in strikes})
         model = billiard.table_model(table, balls, nose_height)
-        run = simulate(model, start(shot, table), times, FORMULATION, max_events=MAX_EVENTS,
-                       adjoint=diffrax.ForwardMode(), **settings(model, rtol))
+        run = simulate(model, start(shot, table), times, FORMULATION, derivatives=ForwardMode(),
+                       **settings(model, rtol))
         return run.q[-1].reshape(-1, 7)[:, :2]
 
     values = np.array([strike[strikes.index(name)] if name in strikes else getattr(p, name) for name in names],

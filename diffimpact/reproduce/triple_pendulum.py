@@ -231,12 +231,14 @@ def _runner(history=False):
     import equinox as eqx
     import jax.numpy as jnp
 
-    from diffimpact.multibody import LagrangeMultipliers, simulate
+    from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 
     @eqx.filter_jit
     def run(model, state, times, accuracy):
-        options = dict(max_events=MAX_EVENTS, contact_history=history) if model.forces[1:] else {}
-        return simulate(model, state, times, LagrangeMultipliers(), rtol=accuracy, atol=accuracy, **options)
+        options = (dict(events=ContactEvents(max_events=MAX_EVENTS), contact_history=history) if model.forces[1:]
+                   else {})
+        return simulate(model, state, times, LagrangeMultipliers(), steps=AdaptiveSteps(rtol=accuracy, atol=accuracy),
+                        **options)
 
     return lambda model, state, times, accuracy: run(model, state, times, jnp.asarray(accuracy, float))
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.io import figure, save_figure, write_csv
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
 
 LABELS = {"optimal": "eq. (50), optimal damping", "hunt_crossley": "Hunt–Crossley, eq. (16)", "newton": "Newton, impulse–momentum"}
@@ -21,8 +21,8 @@ TOLERANCES = dict(rtol=1e-9, atol=1e-9)
 
 
 def _run(p, kind, times, contact_history=False):
-    return simulate(tp.model(p, kind), tp.initial_state(p), times, LagrangeMultipliers(), **TOLERANCES,
-                    contact_history=contact_history)
+    return simulate(tp.model(p, kind), tp.initial_state(p), times, LagrangeMultipliers(),
+                    steps=AdaptiveSteps(**TOLERANCES), contact_history=contact_history)
 
 
 def _impacts(p, kind, events):

@@ -103,13 +103,16 @@ from diffimpact.contact import (
 )
 from diffimpact.impulse.alciatore import throw_angle
 from diffimpact.multibody import (
+    AdaptiveSteps,
     Contact,
+    ContactEvents,
     Cushion,
     Gravity,
     HoledPlane,
     HuntCrossleyImpact,
     LagrangeMultipliers,
     Model,
+    ReverseMode,
     SpatialBody,
     SpherePlane,
     SphereSphere,
@@ -386,7 +389,7 @@ def position(q, ball):
 
 # --- shots: the cushion impact and the cut shot -----------------------------------------
 
-#: Relative tolerance of the shots' solves (atol = rtol × 1e-2 m or m/s). Before ``simulate``'s ``tangent_errors``
+#: Relative tolerance of the shots' solves (atol = rtol × 1e-2 m or m/s). Before ``ForwardMode``'s ``tangent_errors``
 #: (now its default in forward mode) the derivatives were not in the step-size control and carried errors of
 #: about √rtol in places (2e-2 of a Jacobian column at 1e-8, 2e-3 at 1e-10, measured then on the compliant
 #: cushion's modulus), so checks of them use a tighter rtol.
@@ -431,8 +434,8 @@ def _checked_cut_shot(speed, cut, duration):
             check_range("duration", duration, 0.0, low_open=True, hint=" s"))
 
 
-def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, nose=True, adjoint=None,
-                   rtol=SHOT_RTOL, max_events=12):
+def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, nose=True,
+                   derivatives=ReverseMode(), rtol=SHOT_RTOL, max_events=12):
     """One ball against the long cushion (``cushion_model``), from ``CUSHION_GAP`` before the contact.
 
     ``incidence`` α (rad) from the cushion line (π/2: head-on); the spins are
@@ -440,8 +443,8 @@ def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, n
     ω_y = ω_T cos α, ω_z = ω_S; ω_T = V/R rolls). ``nose``: the cushion
     touches at ``p.nose_height()``, else at the ball's centre height. Saves
     the start and the end, ``AFTER_CONTACT`` after the ball reaches the
-    cushion; works under ``vmap`` over the numbers. ``adjoint`` and ``max_events``
-    as in ``simulate`` (12 are plenty on a damped bed; on Gismeros Moreno et al.'s undamped
+    cushion; works under ``vmap`` over the numbers. ``derivatives`` as in ``simulate``, ``max_events`` as
+    ``ContactEvents``' (12 are plenty on a damped bed; on Gismeros Moreno et al.'s undamped
     cloth the ball bounces after a cushion impact, and each bounce costs two);
     ``rtol`` as in ``shot_tolerances``.
     """
@@ -456,8 +459,9 @@ def cushion_impact(p, speed, incidence, topspin_ratio=1.0, sidespin_ratio=0.0, n
     q, v = ball_state(p, jnp.stack([jnp.zeros(()), jnp.asarray(start_y)]), speed * direction, spin)
     end = CUSHION_GAP / (speed * jnp.sin(incidence)) + AFTER_CONTACT
     model = cushion_model(p, p.nose_height() if nose else None)
-    return simulate(model, State(q, v), jnp.stack([jnp.zeros(()), end]), LagrangeMultipliers(), max_events=max_events,
-                    adjoint=adjoint, **shot_tolerances(rtol))
+    return simulate(model, State(q, v), jnp.stack([jnp.zeros(()), end]), LagrangeMultipliers(),
+                    steps=AdaptiveSteps(**shot_tolerances(rtol)), events=ContactEvents(max_events=max_events),
+                    derivatives=derivatives)
 
 
 def _first_event(events, force, onset):
@@ -473,19 +477,19 @@ def rebound_velocity(run):
     return jnp.where(found, run.events.v[row, :3], jnp.nan)
 
 
-def cut_shot(p, friction, speed, cut, cue_x, object_x, rolling, duration, adjoint=None, rtol=SHOT_RTOL,
-             friction_steps=False):
+def cut_shot(p, friction, speed, cut, cue_x, object_x, rolling, duration, derivatives=ReverseMode(),
+             rtol=SHOT_RTOL, friction_steps=False):
     """The two-ball shot of ``cut_shot_state`` on ``pair_model``, saved at 0 and ``duration`` (s).
 
-    Works under ``vmap`` over the numbers; ``adjoint`` and ``friction_steps`` as in ``simulate``, ``rtol`` as in
-    ``shot_tolerances``.
+    Works under ``vmap`` over the numbers; ``derivatives`` as in ``simulate``, ``friction_steps`` as
+    ``AdaptiveSteps``', ``rtol`` as in ``shot_tolerances``.
     """
     speed, cut, duration = _checked_cut_shot(speed, cut, duration)
     model = pair_model(p, friction)
     state = cut_shot_state(p, speed, cut, cue_x, object_x, rolling)
-    return simulate(model, state, jnp.stack([jnp.zeros(()), duration]),
-                    LagrangeMultipliers(), max_events=24, adjoint=adjoint, friction_steps=friction_steps,
-                    **shot_tolerances(rtol))
+    return simulate(model, state, jnp.stack([jnp.zeros(()), duration]), LagrangeMultipliers(),
+                    steps=AdaptiveSteps(**shot_tolerances(rtol), friction_steps=friction_steps),
+                    events=ContactEvents(max_events=24), derivatives=derivatives)
 
 
 def _signed_angle(a, b):
@@ -569,16 +573,16 @@ def _float64(*arrays):
 
 
 @eqx.filter_jit
-def _cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose, adjoint, rtol, max_events):
+def _cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose, derivatives, rtol, max_events):
     def one(v, a, w, s):
-        return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, adjoint=adjoint, rtol=rtol,
+        return rebound_velocity(cushion_impact(p, v, a, w, s, nose=nose, derivatives=derivatives, rtol=rtol,
                                                max_events=max_events))
 
     return jax.lax.map(lambda case: one(*case), (speed, incidence, topspin_ratio, sidespin_ratio))
 
 
-def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, adjoint=None, rtol=SHOT_RTOL,
-                     max_events=12):
+def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=True, derivatives=ReverseMode(),
+                     rtol=SHOT_RTOL, max_events=12):
     """``rebound_velocity`` of ``cushion_impact`` for arrays of cases, (..., 3).
 
     The cases run one after the other (``jax.lax.map``): under ``jax.vmap`` each event-driven run waits for
@@ -586,18 +590,20 @@ def cushion_rebounds(p, speed, incidence, topspin_ratio, sidespin_ratio, nose=Tr
     ``np.ones(4)`` share it); pass ``rtol`` as an array to share it between tolerances.
     """
     return _cushion_rebounds(p, *_checked_cushion_shot(speed, incidence, topspin_ratio, sidespin_ratio), nose,
-                             adjoint, rtol, max_events)
+                             derivatives, rtol, max_events)
 
 
 @eqx.filter_jit
-def _cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling, adjoint, rtol):
+def _cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling, derivatives, rtol):
     def one(v, c, x0, x1, t):
-        return cut_shot_outcome(p, cut_shot(p, friction, v, c, x0, x1, rolling, t, adjoint=adjoint, rtol=rtol))
+        return cut_shot_outcome(p, cut_shot(p, friction, v, c, x0, x1, rolling, t, derivatives=derivatives,
+                                            rtol=rtol))
 
     return jax.lax.map(lambda shot: one(*shot), (speed, cut, cue_x, object_x, duration))
 
 
-def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, adjoint=None, rtol=SHOT_RTOL):
+def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, derivatives=ReverseMode(),
+              rtol=SHOT_RTOL):
     """``cut_shot_outcome`` of ``cut_shot`` for arrays of shots, one after the other (``jax.lax.map``, as
     ``cushion_rebounds``).
 
@@ -605,7 +611,7 @@ def cut_shots(p, friction, speed, cut, cue_x, object_x, duration, rolling=True, 
     ``rtol`` as an array to share it between tolerances.
     """
     speed, cut, duration = _checked_cut_shot(speed, cut, duration)
-    return _cut_shots(p, friction, speed, cut, *_float64(cue_x, object_x), duration, rolling, adjoint, rtol)
+    return _cut_shots(p, friction, speed, cut, *_float64(cue_x, object_x), duration, rolling, derivatives, rtol)
 
 
 # --- the full table: six cushions, six pockets, the rack ---------------------------------
@@ -851,7 +857,7 @@ def table_model(p, balls=16, nose_height=None, cloth_located=False):
 
 
 def max_closed(balls=16):
-    """Most contacts of one family of ``table_model(p, balls)`` closed at once: ``simulate``'s ``max_closed``.
+    """Most contacts of one family of ``table_model(p, balls)`` closed at once: ``ContactEvents``' ``max_closed``.
 
     Equal balls on the cloth touch at most six others each (the kissing
     number of circles in the plane), so at most 3 × ``balls`` pairs; a ball

@@ -13,7 +13,7 @@ through the collisions and through the step sequence they change.
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody import LagrangeMultipliers, State, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -24,8 +24,8 @@ def main():
     times = jnp.linspace(0.0, 0.3, 151)
 
     def centres(start):
-        run = simulate(model, start, times, LagrangeMultipliers(), max_events=table.QUICK_MAX_EVENTS,
-                       max_steps=1_000_000, **table.TOLERANCES)
+        run = simulate(model, start, times, LagrangeMultipliers(), steps=AdaptiveSteps(**table.TOLERANCES),
+                       events=ContactEvents(max_events=table.QUICK_MAX_EVENTS), max_steps=1_000_000)
         return np.asarray(run.q).reshape(len(times), -1, 7)[:, :, :2]
 
     base = centres(state)

@@ -45,13 +45,15 @@ SCRIPT = textwrap.dedent(
     # momentum conserved; speeds not a multiple of 4
     from diffimpact.contact.friction import Coulomb
     from diffimpact.contact.normal import HertzLinearDamper
-    from diffimpact.multibody import CircleCircle, Contact, LagrangeMultipliers, Model, PlanarBody, State, simulate
+    from diffimpact.multibody import (CircleCircle, Contact, ContactEvents, LagrangeMultipliers, Model, PlanarBody,
+                                      State, simulate)
     discs = [PlanarBody(0.2, 0.5 * 0.2 * 0.03**2, name=f"disc {k}") for k in range(2)]
     model = Model(discs, forces=[Contact(CircleCircle(0, (0.0, 0.0), 0.03, 1, (0.0, 0.0), 0.03),
                                          HertzLinearDamper(1e8, 1.5, 2e3), Coulomb(0.3, 1e-3))])
     def head_on(speed):
         start = State(jnp.array([-0.031, 0.0, 0.0, 0.031, 0.0, 0.0]), jnp.stack([speed, 0, 0, -0.5 * speed, 0, 0]))
-        return simulate(model, start, jnp.array([0.0, 0.004]), LagrangeMultipliers(), max_events=8).v[-1]
+        return simulate(model, start, jnp.array([0.0, 0.004]), LagrangeMultipliers(),
+                        events=ContactEvents(max_events=8)).v[-1]
     speeds = np.linspace(0.5, 3.0, 6)
     after = sharded_map(head_on, speeds, batching="map")
     assert after.shape == (6, 6)

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.multibody.contact import normal_response
 from diffimpact.reproduce import double_pendulum as study
 from diffimpact.scenes import double_pendulum as dp
@@ -157,8 +157,8 @@ def test_simulate_with_the_routh_hook_matches_the_papers_model(params, routh):
     # collision times and the velocities after each of the first three.
     times = jnp.linspace(0.0, 3.2, 321)
     model = dp.obstacle_model(params, dp.Obstacle(friction=0.15), rigid=True)
-    run = simulate(model, dp.initial_state(params), times, LagrangeMultipliers(), max_events=16,
-                   **study.OBSTACLE_TOLERANCES)
+    run = simulate(model, dp.initial_state(params), times, LagrangeMultipliers(),
+                   steps=AdaptiveSteps(**study.OBSTACLE_TOLERANCES), events=ContactEvents(max_events=16))
     events = run.events
     onsets = [i for i in range(int(events.count)) if bool(events.onset[i])]
     reference = routh["routh_mu0p15"][3]

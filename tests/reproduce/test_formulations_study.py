@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from diffimpact.io import read_csv
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, FixedSteps, LagrangeMultipliers, simulate
 from diffimpact.reproduce import formulations as study
 from diffimpact.scenes import billiard
 
@@ -185,9 +185,9 @@ def test_step_limit_is_validated():
     model, state = billiard.model(p, balls=2), billiard.initial_state(p, balls=2)
     for bad in (0.0, -1e-3):
         with pytest.raises(ValueError, match="max_step"):
-            simulate(model, state, [0.0, 0.1], LagrangeMultipliers(), max_step=bad)
-    with pytest.raises(ValueError, match="max_step"):
-        simulate(model, state, [0.0, 0.1], LagrangeMultipliers(), max_step=1e-3, dt=1e-3)
+            simulate(model, state, [0.0, 0.1], LagrangeMultipliers(), steps=AdaptiveSteps(max_step=bad))
+    with pytest.raises(TypeError, match="max_step"):  # (a bound of adaptive steps)
+        FixedSteps(1e-3, max_step=1e-3)
 
 
 def test_unknown_formulation_name_is_rejected(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 from diffimpact.contact.damping_factors import lankarani_nikravesh_law
 from diffimpact.impact import central_impact
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 
 CUE, YELLOW = 0, 1
@@ -30,7 +30,8 @@ def params():
 def run(params):
     model = billiard.model(params, balls=2)
     model = eqx.tree_at(lambda m: m.forces[PAIR].friction, model, None, is_leaf=lambda x: x is None)
-    return simulate(model, billiard.initial_state(params, balls=2), TIMES, LagrangeMultipliers(), max_events=16)
+    return simulate(model, billiard.initial_state(params, balls=2), TIMES, LagrangeMultipliers(),
+                    events=ContactEvents(max_events=16))
 
 
 def test_cue_ball_slides_with_constant_friction_before_the_strike(run, params):

@@ -3,7 +3,7 @@
 The cue ball slides without spin into the object ball (e = 0.93, Alciatore's
 ball–ball friction, the cloth's Ambrósio friction) and is followed 0.2 s
 past the collision, at the shots' tight tolerances (rtol = 1e-8), and at the
-break's rtol = 1e-3 with ``simulate``'s ``friction_steps``: without them the
+break's rtol = 1e-3 with ``AdaptiveSteps``' ``friction_steps``: without them the
 same derivative comes out −1e23 m against −0.10 m by central differences
 (the stiff friction's slip chatters across its band within the tolerance,
 and the tangents of those steps grow without bound: docs/design/derivatives.md).
@@ -11,14 +11,13 @@ and the tangents of those steps grow without bound: docs/design/derivatives.md).
 
 import dataclasses
 
-import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from diffimpact.contact import Alciatore
-from diffimpact.multibody import State, simulate
+from diffimpact.multibody import ForwardMode, ReverseMode, State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -26,10 +25,11 @@ P = billiard.Parameters()
 SPEED, CUE_X, DURATION = 2.0, -0.1, 0.2
 
 
-def _cue_x(restitution, speed, adjoint=None, **settings):
+def _cue_x(restitution, speed, derivatives=ReverseMode(), **settings):
     """The cue ball's final x (m) of the head-on shot with ball–ball ``restitution`` (``settings``: ``cut_shot``'s)."""
     p = dataclasses.replace(P, ball_restitution=restitution)
-    run = billiard.cut_shot(p, Alciatore(), speed, 0.0, CUE_X, 0.0, False, DURATION, adjoint=adjoint, **settings)
+    run = billiard.cut_shot(p, Alciatore(), speed, 0.0, CUE_X, 0.0, False, DURATION, derivatives=derivatives,
+                            **settings)
     return run.q[-1, 0]
 
 
@@ -40,7 +40,7 @@ def forward():
 
 @pytest.mark.slow  # about 1.5 min on 2 cores, most of it compiling the forward-mode derivative
 def test_forward_mode_derivative_wrt_restitution_matches_central_differences(forward, central_difference):
-    derivative = jax.jit(lambda e: jax.jvp(lambda x: _cue_x(x, SPEED, diffrax.ForwardMode()), (e,), (1.0,))[1])
+    derivative = jax.jit(lambda e: jax.jvp(lambda x: _cue_x(x, SPEED, ForwardMode()), (e,), (1.0,))[1])
     grad = float(derivative(P.ball_restitution))
     fd = central_difference(lambda e: forward(e, SPEED), [P.ball_restitution], 0, relative_step=1e-3)
     # A harder hit leaves the cue ball less of its speed, so it ends further back.
@@ -57,7 +57,7 @@ def test_forward_mode_derivative_wrt_restitution_matches_central_differences(for
 def test_forward_mode_at_the_break_tolerance_with_friction_steps(forward, central_difference):
     # rtol = 1e-3 (atol = 1e-5: ``shot_tolerances``)
     def cue_x(restitution):
-        return _cue_x(restitution, SPEED, diffrax.ForwardMode(), rtol=1e-3, friction_steps=True)
+        return _cue_x(restitution, SPEED, ForwardMode(), rtol=1e-3, friction_steps=True)
 
     grad = float(jax.jit(lambda e: jax.jvp(cue_x, (e,), (1.0,))[1])(P.ball_restitution))
     fd = central_difference(lambda e: forward(e, SPEED), [P.ball_restitution], 0, relative_step=1e-3)
@@ -93,9 +93,10 @@ def test_a_ball_rolling_and_bouncing_on_the_cloth_keeps_its_derivative_at_the_br
     def final_x(v0, rtol):
         velocity = jnp.stack([v0, 0.0])
         q, v = billiard.ball_state(p, jnp.array([[-0.6, 0.0]]), velocity[None], billiard.rolling_spin(p, velocity)[None])
+        settings = table.settings(model, rtol, max_events=20)
+        settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=True)
         run = simulate(model, State(q.at[2].add(lift), v), jnp.stack([0.0, duration]), table.FORMULATION,
-                       max_events=20, adjoint=diffrax.ForwardMode(), friction_steps=True,
-                       **{**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol})
+                       derivatives=ForwardMode(), **settings)
         return run.q[-1, 0]
 
     # one compiled program (rtol is traced) gives the derivative and, for the differences, the values

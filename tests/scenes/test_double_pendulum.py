@@ -1,16 +1,19 @@
 """Double pendulum of [Sypniewska-Kamińska 2017]: absolute coordinates under four formulations vs minimal coordinates."""
 
-import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from diffimpact.multibody import (
+    AdaptiveSteps,
     AugmentedLagrangian,
     Baumgarte,
     DirectCorrection,
+    FixedSteps,
+    ForwardMode,
     LagrangeMultipliers,
+    ReverseMode,
     simulate,
 )
 from diffimpact.scenes import double_pendulum as dp
@@ -47,7 +50,8 @@ def runs(params):
 @pytest.fixture(scope="module")
 def loose_runs(params):
     model, state = dp.model(params), dp.initial_state(params)
-    return {name: simulate(model, state, TIMES, f, rtol=1e-6, atol=1e-6) for name, f in FORMULATIONS.items()}
+    return {name: simulate(model, state, TIMES, f, steps=AdaptiveSteps(rtol=1e-6, atol=1e-6))
+            for name, f in FORMULATIONS.items()}
 
 
 def test_energy_at_stable_equilibrium_matches_paper(params):
@@ -114,13 +118,13 @@ def test_fixed_steps_converge_at_the_order_of_tsit5(params):
                                  rtol=1e-13, atol=1e-13)
     errors = []
     for h in (0.01, 0.005):
-        run = simulate(model, state, times, LagrangeMultipliers(), dt=h)
+        run = simulate(model, state, times, LagrangeMultipliers(), steps=FixedSteps(h))
         assert int(run.steps) == round(1.0 / h)
         errors.append(np.max(np.abs(wrapped(dp.angles(run.q) - psi))))
     assert 16 < errors[0] / errors[1] < 64, errors
     for bad in (0.0, -1e-3):
         with pytest.raises(ValueError, match="dt"):
-            simulate(model, state, TIMES[:101], LagrangeMultipliers(), dt=bad)
+            simulate(model, state, TIMES[:101], LagrangeMultipliers(), steps=FixedSteps(bad))
 
 
 def test_damping_and_torques_match_minimal_coordinates():
@@ -138,7 +142,7 @@ def test_gradient_of_final_angle_with_respect_to_link_mass(central_difference):
     def final_angle(m2):
         params = dp.Parameters(m2=m2)
         run = simulate(dp.model(params), dp.initial_state(params), times, LagrangeMultipliers(),
-                       rtol=1e-12, atol=1e-12)
+                       steps=AdaptiveSteps(rtol=1e-12, atol=1e-12))
         return dp.angles(run.q)[-1, 1]
 
     gradient = float(jax.grad(final_angle)(3.8))
@@ -154,13 +158,13 @@ def test_both_modes_through_direct_corrections_projection_match_central_differen
     # (As many save times as ``runs``, so that the central differences run its compiled DirectCorrection program.)
     times = jnp.linspace(0.0, 1.0, TIMES.size)
 
-    def final_angle(m2, adjoint=None):
+    def final_angle(m2, derivatives=ReverseMode()):
         params = dp.Parameters(m2=m2)
         run = simulate(dp.model(params), dp.initial_state(params), times, DirectCorrection(),
-                       rtol=1e-12, atol=1e-12, adjoint=adjoint)
+                       steps=AdaptiveSteps(rtol=1e-12, atol=1e-12), derivatives=derivatives)
         return dp.angles(run.q)[-1, 1]
 
-    _, forward = jax.jvp(lambda m2: final_angle(m2, diffrax.ForwardMode()), (3.8,), (1.0,))
+    _, forward = jax.jvp(lambda m2: final_angle(m2, ForwardMode()), (3.8,), (1.0,))
     reverse = jax.grad(final_angle)(3.8)
     reference = central_difference(final_angle, [3.8], 0)
     assert abs(reference) > 1e-3

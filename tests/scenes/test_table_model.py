@@ -8,7 +8,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.multibody import Baumgarte, Contact, LagrangeMultipliers, State, angular_velocity, simulate
+from diffimpact.multibody import (
+    AdaptiveSteps,
+    Baumgarte,
+    Contact,
+    ContactEvents,
+    LagrangeMultipliers,
+    State,
+    angular_velocity,
+    simulate,
+)
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -43,7 +52,7 @@ def test_table_forces_names_the_forces_of_the_table_in_order_and_the_settings_bo
     cushions = forces.index("ball–cushion")
     assert model.forces[cushions].count == 6 * balls and model.forces[forces.index("cloth")].count == balls
     assert ("ball–ball" in forces) == (balls > 1)
-    assert table.settings(model)["contact_steps"] == (cushions,)
+    assert table.settings(model)["steps"].contact_steps == (cushions,)
 
 
 def test_the_table_is_built_as_from_its_contacts_one_by_one(assert_same_tree):
@@ -92,8 +101,8 @@ def test_a_mirror_image_state_of_the_packed_rack_gets_the_mirror_image_accelerat
 
 def one_ball(state, max_events=8):
     """0.5 s of one ball on the table from ``state``, saved at 0, 0.4 and 0.5 s: one compilation for every test here."""
-    return simulate(billiard.table_model(P, balls=1), state, jnp.array([0.0, 0.4, 0.5]), LagrangeMultipliers(), rtol=1e-9,
-                    atol=1e-11, max_events=max_events)
+    return simulate(billiard.table_model(P, balls=1), state, jnp.array([0.0, 0.4, 0.5]), LagrangeMultipliers(),
+                    steps=AdaptiveSteps(rtol=1e-9, atol=1e-11), events=ContactEvents(max_events=max_events))
 
 
 @pytest.mark.parametrize("name", ["foot-left", "right-side"])  # a corner and a side pocket: one compilation
@@ -138,8 +147,8 @@ def test_on_a_located_cloth_a_dropped_ball_lands_and_leaves_as_events_at_the_fre
     drop = 5e-3
     q, v = billiard.ball_state(P, [[0.3, 0.2]], [0.0, 0.0])
     q = jnp.asarray(q).at[2].set(P.radius + drop)
-    run = simulate(model, State(q, jnp.asarray(v)), jnp.array([0.0, 0.05]), LagrangeMultipliers(), rtol=1e-10,
-                   atol=1e-12, max_events=8)
+    run = simulate(model, State(q, jnp.asarray(v)), jnp.array([0.0, 0.05]), LagrangeMultipliers(),
+                   steps=AdaptiveSteps(rtol=1e-10, atol=1e-12), events=ContactEvents(max_events=8))
     events = run.events
     assert int(events.count) == 2 and [bool(x) for x in events.onset[:2]] == [True, False]
     assert [int(x) for x in events.contact[:2]] == [1, 1]

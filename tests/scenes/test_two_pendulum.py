@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
 
 TIMES = jnp.linspace(0.0, tp.DURATION, 81)
@@ -20,7 +20,8 @@ def runs(params):
     # The "improved" closed form of c_opt compiles faster than "exact" and agrees to ~1e-3.
     models = {"optimal": tp.model(params, "optimal", method="improved"), "newton": tp.model(params, "newton")}
     state = tp.initial_state(params)
-    return {k: simulate(m, state, TIMES, LagrangeMultipliers(), rtol=1e-9, atol=1e-9) for k, m in models.items()}
+    return {k: simulate(m, state, TIMES, LagrangeMultipliers(), steps=AdaptiveSteps(rtol=1e-9, atol=1e-9))
+            for k, m in models.items()}
 
 
 def onsets(events):
