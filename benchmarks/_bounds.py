@@ -1,14 +1,13 @@
-"""The benchmark scripts' options for ``simulate``'s ``friction_steps`` bounds (``step_control``'s ``FRICTION_STEP``,
-``PASSAGE_STEP``), its friction guard (``FRICTION_GUARD``), its spin bound (``SPIN_STEP``) and its error norm
-(``simulate``'s ``ERROR_NORM``); and
-the table benchmarks' options for the families that ``simulate``'s ``contact_steps`` and ``friction_steps``
+"""The benchmark scripts' options for ``AdaptiveSteps``' bounds (``friction_step``, ``passage_step``,
+``spin_step``) and error norm (``norm``), and for ``ForwardMode``'s friction guard (``friction_guard``); and
+the table benchmarks' options for the families that ``AdaptiveSteps``' ``contact_steps`` and ``friction_steps``
 bound."""
 
-import sys
+import dataclasses
 
 import optimistix as optx
 
-from diffimpact.multibody import step_control
+from diffimpact.multibody import AdaptiveSteps, ForwardMode
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -23,52 +22,56 @@ def add_options(parser):
     FACTOR`` (``inf``: a derivative through steps unstable on the friction is not stopped) and ``--error-norm
     rms|max``."""
     parser.add_argument("--friction-step", type=float, default=None, metavar="C",
-                        help="step_control's FRICTION_STEP for this process (inf: no stability bound)")
+                        help="AdaptiveSteps' friction_step (inf: no stability bound)")
     parser.add_argument("--passage-step", type=float, default=None, metavar="C",
-                        help="step_control's PASSAGE_STEP for this process (inf: no bound on the slips' passages)")
+                        help="AdaptiveSteps' passage_step (inf: no bound on the slips' passages)")
     parser.add_argument("--spin-step", type=float, default=None, metavar="ANGLE",
-                        help="step_control's SPIN_STEP for this process (rad; inf: no bound on the spatial bodies' turns)")
+                        help="AdaptiveSteps' spin_step (rad; inf: no bound on the spatial bodies' turns)")
     parser.add_argument("--guard", type=float, default=None, metavar="FACTOR",
-                        help="step_control's FRICTION_GUARD for this process (inf: derivatives not stopped at steps "
-                             "unstable on the friction)")
+                        help="ForwardMode's friction_guard (inf: derivatives not stopped at steps unstable on the "
+                             "friction)")
     parser.add_argument("--error-norm", choices=tuple(NORMS), default=None,
-                        help="simulate's ERROR_NORM for this process: diffrax's root mean square (rms, the default) "
-                             "or the largest scaled error (max, as Matlab's ode45)")
+                        help="AdaptiveSteps' norm: diffrax's root mean square (rms, the default) or the largest "
+                             "scaled error (max, as Matlab's ode45)")
 
 
-def apply(args):
-    """Set the options' constants in ``diffimpact.multibody.step_control`` and ``ERROR_NORM`` in
-    ``diffimpact.multibody.simulate`` (read when ``simulate`` is traced: call before any run); returns
-    ``step_control``."""
-    if args.friction_step is not None:
-        step_control.FRICTION_STEP = args.friction_step
-    if args.passage_step is not None:
-        step_control.PASSAGE_STEP = args.passage_step
-    if args.spin_step is not None:
-        step_control.SPIN_STEP = args.spin_step
-    if args.guard is not None:
-        step_control.FRICTION_GUARD = args.guard
-    if args.error_norm is not None:
-        sys.modules["diffimpact.multibody.simulate"].ERROR_NORM = NORMS[args.error_norm]
-    return step_control
+def step_fields(args):
+    """``AdaptiveSteps``' fields that ``add_options``' options give (none where the parser has not them)."""
+    fields = {name: getattr(args, name, None) for name in ("friction_step", "passage_step", "spin_step")}
+    fields = {name: value for name, value in fields.items() if value is not None}
+    if getattr(args, "error_norm", None) is not None:
+        fields["norm"] = NORMS[args.error_norm]
+    return fields
+
+
+def steps(args, **fields):
+    """``AdaptiveSteps`` with ``add_options``' bounds and ``fields``."""
+    return AdaptiveSteps(**{**step_fields(args), **fields})
+
+
+def forward_mode(args, **fields):
+    """``ForwardMode`` with ``--guard``'s ``friction_guard`` (where given) and ``fields``."""
+    if getattr(args, "guard", None) is not None:
+        fields = {"friction_guard": args.guard, **fields}
+    return ForwardMode(**fields)
 
 
 def add_contact_steps(parser):
     """``--contact-steps [FAMILY ...]``: the table's families whose closed contacts bound the steps."""
     parser.add_argument("--contact-steps", nargs="*", choices=("all", *FAMILIES), default=None, metavar="FAMILY",
-                        help="simulate's contact_steps on the table's families named (all, or of "
+                        help="AdaptiveSteps' contact_steps on the table's families named (all, or of "
                              f"{', '.join(FAMILIES)}; none named: on none) instead of table.settings' (the cushions)")
 
 
 def add_friction_steps(parser):
     """``--friction-steps [FAMILY ...]``: the table's families whose friction bounds the steps."""
     parser.add_argument("--friction-steps", nargs="*", choices=("all", *FAMILIES), default=None, metavar="FAMILY",
-                        help="simulate's friction_steps on the table's families named (all, or of "
+                        help="AdaptiveSteps' friction_steps on the table's families named (all, or of "
                              f"{', '.join(FAMILIES)}; none named: on none)")
 
 
 def families(names, model):
-    """simulate's ``contact_steps`` or ``friction_steps`` for the table ``model`` from the names of ``FAMILIES``
+    """``AdaptiveSteps``' ``contact_steps`` or ``friction_steps`` for the table ``model`` from the names of ``FAMILIES``
     (or ``all``) given to ``--contact-steps`` or ``--friction-steps``."""
     if "all" in names:
         return True
@@ -76,14 +79,16 @@ def families(names, model):
     return tuple(forces.index(FAMILIES[name]) for name in names)
 
 
-def settings(args, model):
-    """``table.settings(model)`` with ``--contact-steps``' families and ``--friction-steps``' (where the parser
-    has it) families, if given."""
-    settings = table.settings(model)
-    if args.contact_steps is not None:
-        settings["contact_steps"] = families(args.contact_steps, model)
+def settings(args, model, **keywords):
+    """``table.settings(model, **keywords)`` with ``add_options``' bounds, ``--contact-steps``' families and
+    ``--friction-steps``' families, where the parser has them and they are given."""
+    settings = table.settings(model, **keywords)
+    fields = step_fields(args)
+    if getattr(args, "contact_steps", None) is not None:
+        fields["contact_steps"] = families(args.contact_steps, model)
     if getattr(args, "friction_steps", None) is not None:
-        settings["friction_steps"] = families(args.friction_steps, model)
+        fields["friction_steps"] = families(args.friction_steps, model)
+    settings["steps"] = dataclasses.replace(settings["steps"], **fields)
     return settings
 
 

@@ -15,7 +15,6 @@ accelerations, which on the CPU each cost a call of their own.
 """
 
 import argparse
-import sys
 import time
 
 import equinox as eqx
@@ -23,11 +22,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody import LagrangeMultipliers, events, step_control
+from diffimpact.multibody import AdaptiveSteps, LagrangeMultipliers
+from diffimpact.multibody.integrate import accelerations as closed, events, step_control
 from diffimpact.reproduce import table
 from saddle_point import perturbed_break
-
-simulation = sys.modules["diffimpact.multibody.simulate"]
 
 
 def per_evaluation(part, params, static, q, v, evaluations, repeats):
@@ -57,37 +55,38 @@ def main():
     model, state, q, v = perturbed_break()
     t = state.t
     formulation = LagrangeMultipliers()
-    families = simulation._contact_indices(model)
+    families = events.contact_families(model)
     # as inside ``simulate``: a contact is engaged while closed (here: while the bodies overlap), and each
     # segment's accelerations take only the closed members of the larger families (``max_closed``, the table's
     # ``billiard.max_closed``: 48 of the 120 pairs and of the 96 ball–cushion contacts), gathered once per segment
     for k in families:
         overlap = model.forces[k].penetration(model.split(q)) > 0
         model = eqx.tree_at(lambda m: m.forces[k].engaged, model, overlap.astype(float))
-    sizes = table.settings(model)["max_closed"]
-    closed_only, _, _ = simulation._closed_members(model, families, sizes)
-    gathered = simulation._gathered(model, families, sizes)
+    sizes = table.settings(model)["events"].sizes
+    closed_only, _, _ = closed.closed_members(model, families, sizes)
+    gathered = closed.gathered(model, families, sizes)
     params, static = eqx.partition(model, eqx.is_inexact_array)
     zeros = tuple(jnp.zeros(model.forces[k].count) for k in families)
     status = tuple(jnp.zeros(model.forces[k].count, int) for k in families)
 
     def args_of(m):  # the segment's args of simulate: statuses, rest speed, the break's near distance, step hint
-        return (m, status, zeros, zeros, 1e-8, table.NEAR_DISTANCE, 0.0, m)
+        return events.SegmentArgs(m, status, zeros, zeros, 1e-8, table.NEAR_DISTANCE, 0.0, m, 0)
 
     def accelerations(m, q, v):
         return formulation.acceleration(m, q, v, t)
 
     parts = [  # (name, part, the model it runs on)
         ("accelerations, every member", accelerations, model),
-        *((f"accelerations, closed only, {size} of each", lambda m, q, v, i=i: simulation._accelerations(
+        *((f"accelerations, closed only, {size} of each", lambda m, q, v, i=i: closed.accelerations(
             formulation, m, i, gathered, sizes, q, v, t), closed_only) for i, size in enumerate(sizes)),
         ("  generalised forces", lambda m, q, v: m.generalized_force(q, v, t), model),
         ("    cloth (16)", lambda m, q, v: jnp.asarray(m.forces[1](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball pairs (120)", lambda m, q, v: jnp.asarray(m.forces[2](m.bodies, m.split(q), m.split(v), t)), model),
         ("    ball–cushion (96)", lambda m, q, v: jnp.asarray(m.forces[3](m.bodies, m.split(q), m.split(v), t)), model),
-        ("event function", lambda m, q, v: events._event_values(families, t, (q, v), args_of(m))[0], model),
+        ("event function", lambda m, q, v: events.event_values(families, t, (q, v), args_of(m))[0], model),
         ("near distance's and spins' step bound",
-         lambda m, q, v: step_control._step_bound(families, t, (q, v), args_of(m), True, None, (), 0.0, True), model),
+         lambda m, q, v: step_control.step_bound(families, t, (q, v), args_of(m), True, None, None, 0.0,
+                                                 AdaptiveSteps().spin_step), model),
     ]
     print(f"16-ball table, one evaluation (best of {args.repeats} compiled loops of {args.evaluations})")
     for name, part, on in parts:

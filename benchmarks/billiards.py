@@ -64,6 +64,7 @@ import mujoco
 import numpy as np
 
 import _bounds
+from diffimpact.multibody import simulate
 from diffimpact.reproduce import table as reproduction
 from diffimpact.scenes import billiard
 from _timing import timed
@@ -261,17 +262,19 @@ def check(p, centres, energies):
     ]
 
 
-def run_ours(p, duration, repeats):
-    """Compile time, run time, steps and events of our break (``reproduce break``'s settings)."""
+def run_ours(p, duration, repeats, args):
+    """Compile time, run time, steps and events of our break (``reproduce break``'s settings, with ``_bounds``'
+    options ``args``)."""
     model, state = billiard.table_model(p), billiard.break_state(p)
     times = reproduction.save_times(duration)
     max_events = (reproduction.QUICK_MAX_EVENTS if duration <= reproduction.QUICK_DURATION
                   else reproduction.MAX_EVENTS)
 
     runs = []
+    settings = _bounds.settings(args, model, max_events=max_events)
 
     def solve(model, state):
-        runs.append(reproduction.integrate(model, state, times, max_events))
+        runs.append(simulate(model, state, times, reproduction.FORMULATION, **settings))
         return runs[-1]
 
     total, best = timed(solve, model, state, repeats=repeats)
@@ -288,7 +291,6 @@ def main():
     parser.add_argument("--mujoco-only", action="store_true", help="leave ours out")
     _bounds.add_options(parser)
     args = parser.parse_args()
-    _bounds.apply(args)
     p, dt = billiard.Parameters(), args.timestep
     print(f"the 16-ball break, {args.duration:g} s at {p.speed} m/s; MuJoCo {mujoco.__version__}, dt = {dt:g} s")
     print("MuJoCo's contacts (solref = −k, −b per unit mass): "
@@ -311,7 +313,8 @@ def main():
     for label, damping in CLOTHS.items():
         p_ours = billiard.Parameters(cloth_damping_ratio=damping)
         print(f"\nours (diffimpact reproduce break's settings), {label}, {1 + args.repeats} calls ...", flush=True)
-        compile_time, run_time, steps, events, trajectory, max_events = run_ours(p_ours, args.duration, args.repeats)
+        compile_time, run_time, steps, events, trajectory, max_events = run_ours(p_ours, args.duration,
+                                                                                 args.repeats, args)
         energy_ours = np.asarray(trajectory.energy)
         dropped = billiard.pocketed(p_ours, trajectory)
         print(f"ours: compile ≈ {compile_time:.2f} s, run {run_time:.3f} s, {steps} solver steps in "

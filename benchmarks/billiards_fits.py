@@ -1,6 +1,6 @@
 """Benchmark: one compliant ball–cushion impact, one cut shot, and an iteration of each billiards fit.
 
-    python benchmarks/billiards_fits.py [--repeats 3] [--guard FACTOR]
+    python benchmarks/billiards_fits.py [--repeats 3]
 
 In one run, on the shipped data:
 
@@ -13,10 +13,9 @@ In one run, on the shipped data:
     ``fitting.fit`` runs) of the ``cushion`` compliant fit (12 shots, three
     parameters) and of the ``deflection`` fit (5 shots, two parameters).
 
-``--guard FACTOR`` sets ``step_control``'s ``FRICTION_GUARD`` (``inf``: none). It
-was for what the friction guard cost the fits' forward-mode Jacobians; those
-now run with the tangents' errors in the step-size control (forward mode's
-default), under which the guard is off, so it changes nothing here.
+The fits' forward-mode Jacobians run with the tangents' errors in the
+step-size control (``ForwardMode``'s default), under which the friction guard
+is off.
 
 Compile time is the first call minus the best later call (``_timing.timed``).
 The whole fits (``diffimpact fit cushion``, ``diffimpact fit deflection``)
@@ -29,7 +28,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import _bounds
 import diffimpact  # noqa: F401  (float64)
 from _timing import timed
 from diffimpact.contact import Alciatore
@@ -41,9 +39,7 @@ from fitting import cushion, deflection, linearise
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    _bounds.add_options(parser)
     args = parser.parse_args()
-    print(f"FRICTION_GUARD = {_bounds.apply(args).FRICTION_GUARD:g}")
     p = billiard.snooker()
     one = jnp.ones(1)
     first, run = timed(lambda: billiard.cushion_rebounds(p, one, one * jnp.pi / 2, one, 0 * one), repeats=args.repeats)

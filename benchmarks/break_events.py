@@ -69,14 +69,14 @@ def main():
     print(f"{'near distance':>14} {'forces of':>14} {'cloth':>11} {'compile (s)':>11} {'run (s)':>8} {'steps':>7} "
           f"{'µs/step':>7} {'segments':>8} {'events':>6}  cloth / ball–ball / ball–cushion onsets  energy rise (J)  "
           "max | |p| − 1 |")
-    most, sizes = billiard.max_closed(), table.settings(model)["max_closed"]
+    most, sizes = billiard.max_closed(), table.settings(model)["events"].sizes
     runs, last = [], {}
     for near, max_closed, cloth_located in ((None, None, True), (args.near, None, True), (args.near, most, True),
                                             (args.near, most, False), (args.near, sizes, False)):
         def run():
-            settings = {**table.settings(model), "near_distance": near, "max_closed": max_closed}
-            last["run"] = simulate(located if cloth_located else model, state, times, formulation,
-                                   max_events=MAX_EVENTS, **settings)
+            settings = table.settings(model, max_events=MAX_EVENTS)
+            settings["events"] = dataclasses.replace(settings["events"], near_distance=near, max_closed=max_closed)
+            last["run"] = simulate(located if cloth_located else model, state, times, formulation, **settings)
             return last["run"].q
 
         first, best = timed(run, repeats=args.repeats)

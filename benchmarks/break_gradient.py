@@ -26,7 +26,7 @@ of times from this one process. Measured:
 
 1. **forward**: one run of ``--duration`` s: compile, run, accepted steps,
    segments, contact events (onsets and separations).
-2. **gradient**: ``jax.jacfwd`` (``simulate(..., adjoint=diffrax.ForwardMode())``)
+2. **gradient**: ``jax.jacfwd`` (``simulate(..., derivatives=ForwardMode())``)
    of the cue ball's final (x, y) with respect to the ball–ball restitution
    and the cloth's friction coefficient (``Parameters.ball_restitution``,
    ``Parameters.cloth_friction``; the model is built from them inside the
@@ -47,7 +47,7 @@ of times from this one process. Measured:
    innermost Python frame of their instructions, and µs a step (best of ``--repeats``), to see what a
    gradient step costs beside a forward step (keep T short: the profiler holds every kernel's event, 4.5
    million for the gradient's 0.15 s). ``--plain-forward-mode``: the run of 1 given
-   ``adjoint=diffrax.ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
+   ``derivatives=ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
    errors (``simulate``'s default there, whose steps are the state's, but which computes the loaded slips of
    every family with friction for the passages' bound of a derivative) and without: compile and run of each.
    (Under the tangents' errors the friction guard is off: ``--guard`` changes nothing here; ``friction_guard.py``
@@ -72,18 +72,18 @@ of times from this one process. Measured:
    ZETA`` runs it on the cloth damped at ζ (``Parameters.cloth_damping_ratio``;
    the paper's cloth, 0, is undamped: a ball's vertical oscillation on it
    never dies out); ``--contact-steps [FAMILY ...]`` runs everything with
-   ``simulate``'s ``contact_steps`` (steps shrinking towards the closed
+   ``AdaptiveSteps``' ``contact_steps`` (steps shrinking towards the closed
    contacts' onsets and separations, located or not) on ``all`` families, on
    those named of the cloth, the ball pairs and the cushions, or with none
    named on none, instead of the table's default (the cushions); ``--friction-steps [FAMILY ...]`` runs what is
    run with ``friction_steps`` with it on the families named (``all``, the default, or of the cloth, the ball
    pairs and the cushions) instead of on all of them. ``--friction-step C`` and ``--passage-step C``
-   set ``step_control``'s ``FRICTION_STEP`` and ``PASSAGE_STEP`` for this process
+   set ``AdaptiveSteps``' ``friction_step`` and ``passage_step``
    (``inf``: that bound of ``friction_steps`` left out), to see which of the
    two bounds the steps of the runs with ``friction_steps`` come from;
-   ``--spin-step ANGLE`` sets its ``SPIN_STEP`` (``inf``: no bound on the
+   ``--spin-step ANGLE`` sets its ``spin_step`` (``inf``: no bound on the
    balls' turns a step);
-   ``--guard FACTOR`` sets its ``FRICTION_GUARD`` (the shared option; no
+   ``--guard FACTOR`` sets ``ForwardMode``'s ``friction_guard`` (the shared option; no
    run here has the guard on, see 2).
    ``--solver kvaerno5`` runs everything with diffrax's L-stable implicit
    ``Kvaerno5`` instead of ``Tsit5`` (its forward-mode derivatives are those
@@ -121,7 +121,8 @@ import _errors
 from _kernels import profile
 from _timing import timed
 from diffimpact.contact import Coulomb
-from diffimpact.multibody import simulate
+from diffimpact.multibody import ReverseMode, simulate
+from diffimpact.multibody.integrate.step_control import friction_step
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -135,15 +136,16 @@ STEPS = (1e-3, 1e-4)
 SOLVERS = {"tsit5": diffrax.Tsit5, "bosh3": diffrax.Bosh3, "heun": diffrax.Heun, "kvaerno5": diffrax.Kvaerno5, "kencarp5": diffrax.KenCarp5}
 
 
-def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=False, coulomb=None,
+def _run(theta, speed, duration, rtol, max_events, forward=False, friction_steps=False, coulomb=None,
          cloth_damping_ratio=0.0, options=None, solver="tsit5", formulation=None, tangent_errors=True):
     """The break at (ball–ball restitution, cloth friction) = ``theta``: the ``simulate`` trajectory.
 
     ``coulomb``: the cloth's friction law replaced by the smooth ``Coulomb(μ, coulomb)`` (its v_reg, m/s);
     ``cloth_damping_ratio``: ``Parameters.cloth_damping_ratio``; ``options``: the parsed options, for
     ``--contact-steps``, and for ``--friction-steps``, the families that ``friction_steps`` (True) bounds;
-    ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``; ``tangent_errors``: as in
-    ``simulate`` (forward mode's steps judged by the derivatives' errors too).
+    ``solver``: a key of ``SOLVERS``; ``formulation``: default ``table.FORMULATION``; ``forward``: in forward
+    mode (``ForwardMode``, ``--guard``'s ``friction_guard``), ``tangent_errors`` as there (forward mode's steps
+    judged by the derivatives' errors too).
     """
     p = dataclasses.replace(billiard.Parameters(), ball_restitution=theta[0], cloth_friction=theta[1],
                             cloth_damping_ratio=cloth_damping_ratio)
@@ -152,12 +154,15 @@ def _run(theta, speed, duration, rtol, max_events, adjoint=None, friction_steps=
         cloth = billiard.TABLE_FORCES.index("cloth")
         law = jax.tree.map(lambda x: jnp.broadcast_to(x, (BALLS,)), Coulomb(theta[1], coulomb))
         model = eqx.tree_at(lambda m: m.forces[cloth].friction, model, law)
-    settings = table.settings(model) if options is None else _bounds.settings(options, model)
-    named = settings.pop("friction_steps", True)
+    settings = (table.settings(model, max_events=max_events) if options is None
+                else _bounds.settings(options, model, max_events=max_events))
+    named = True if getattr(options, "friction_steps", None) is None else settings["steps"].friction_steps
+    settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=named if friction_steps else False,
+                                            rtol=rtol, atol=1e-3 * rtol)
     formulation = table.FORMULATION if formulation is None else formulation
-    return simulate(model, state, jnp.stack([0.0, duration]), formulation, max_events=max_events,
-                    adjoint=adjoint, friction_steps=named if friction_steps else False, solver=SOLVERS[solver](),
-                    tangent_errors=tangent_errors, **{**settings, "rtol": rtol, "atol": 1e-3 * rtol})
+    derivatives = _bounds.forward_mode(options, tangent_errors=tangent_errors) if forward else ReverseMode()
+    return simulate(model, state, jnp.stack([0.0, duration]), formulation, derivatives=derivatives,
+                    solver=SOLVERS[solver](), **settings)
 
 
 def _or_failure(fn, *args, **kwargs):
@@ -205,7 +210,7 @@ def main():
     parser.add_argument("--solver", choices=sorted(SOLVERS), default="tsit5", help="the ODE solver of every run")
     _bounds.add_options(parser)
     args = parser.parse_args()
-    module = _bounds.apply(args)
+    bounds = _bounds.steps(args)
     run_break = functools.partial(_run, coulomb=args.cloth_coulomb, cloth_damping_ratio=args.cloth_damping_ratio,
                                   options=args, solver=args.solver)
     batch_duration = args.batch_duration
@@ -220,7 +225,7 @@ def main():
     @functools.partial(jax.jit, static_argnums=3)
     def gradient(th, t, tol, steps=False):
         def cue(x):
-            run = run_break(x, SPEED, t, tol, events, diffrax.ForwardMode(), steps)
+            run = run_break(x, SPEED, t, tol, events, True, steps)
             return _cue_xy(run), run.steps
 
         return jax.jacfwd(cue, has_aux=True)(th)
@@ -230,9 +235,9 @@ def main():
           f"near distance {table.NEAR_DISTANCE:g} m), max_events {events}"
           + f"; {_bounds.contact_steps_label(args)}"
           + f"; solver {args.solver}"
-          + f"; friction_steps' FRICTION_STEP = {module.FRICTION_STEP:g} (h λ_F ≤ "
-          + f"{module._friction_step(SOLVERS[args.solver]()) or float('inf'):.4g} with this solver), "
-          + f"PASSAGE_STEP = {module.PASSAGE_STEP:g}"
+          + f"; friction_steps' friction_step = {bounds.friction_step:g} (h λ_F ≤ "
+          + f"{friction_step(SOLVERS[args.solver](), bounds.friction_step) or float('inf'):.4g} with this solver), "
+          + f"passage_step = {bounds.passage_step:g}"
           + (f"; the cloth damped at ζ = {args.cloth_damping_ratio:g}" if args.cloth_damping_ratio else ""))
 
     last = {}
@@ -253,7 +258,7 @@ def main():
     if args.plain_forward_mode:
         for errors in (True, False):
             plain = jax.jit(lambda th, errors=errors: run_break(th, SPEED, args.duration, rtol, events,
-                                                                diffrax.ForwardMode(), tangent_errors=errors))
+                                                                True, tangent_errors=errors))
             def plain_call(plain=plain):
                 last["plain"] = plain(theta)
                 return last["plain"].q

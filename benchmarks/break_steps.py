@@ -40,8 +40,9 @@ def main():
 
     @jax.jit
     def run(end):
-        trajectory = simulate(model, state, jnp.stack([0.0, end]), table.FORMULATION, max_events=MAX_EVENTS,
-                              friction_steps=not args.no_friction_steps, **table.settings(model))
+        settings = table.settings(model, max_events=MAX_EVENTS)
+        settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=not args.no_friction_steps)
+        trajectory = simulate(model, state, jnp.stack([0.0, end]), table.FORMULATION, **settings)
         return trajectory.steps, trajectory.events
 
     total, events = run(args.duration)

@@ -45,8 +45,7 @@ def _with_pairs(model, p, friction):
 
 
 def _run(model, state, duration):
-    return simulate(model, state, np.linspace(0.0, duration, SAVES), table.FORMULATION, max_events=table.MAX_EVENTS,
-                    **table.settings(model))
+    return simulate(model, state, np.linspace(0.0, duration, SAVES), table.FORMULATION, **table.settings(model))
 
 
 def main():

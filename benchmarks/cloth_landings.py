@@ -12,7 +12,7 @@ resolved in steps"). This runs the 4-s break of ``diffimpact reproduce break`` a
 * **cloth located**: ``billiard.table_model(p, cloth_located=True)`` (each onset and separation an event);
 * **landings bounded, floor F**: the package's steps bounded further, in this process only, so that an
   approaching ball reaches the cloth in steps: h ≤ max(−δ, F)/(2 δ̇) over the cloth's open contacts that
-  approach (δ̇ > 0), as the near distance's bound with F for d_n (``step_control._step_bound`` wrapped).
+  approach (δ̇ > 0), as the near distance's bound with F for d_n (``step_control.step_bound`` wrapped).
 
 For each run: the run (each run compiled, then every run called in turn ``--repeats`` times, the best), accepted
 steps, segments, located events, the largest energy rise above an earlier value (``table.energy_rise``), BAD where that exceeds
@@ -24,6 +24,7 @@ docs/design/event-engine.md, "Pocketed balls out of the scene; the landings on t
 """
 
 import argparse
+import dataclasses
 import functools
 import time
 
@@ -33,19 +34,20 @@ import jax.numpy as jnp
 import numpy as np
 
 import random_shots
-from diffimpact.multibody import events, simulate, step_control
+from diffimpact.multibody import simulate
+from diffimpact.multibody.integrate import events, step_control
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
-PACKAGE_BOUND = step_control._step_bound
+PACKAGE_BOUND = step_control.step_bound
 
 
 def landing_bound(floor):
-    """``step_control._step_bound`` with the cloth's approaching open contacts' max(−δ, ``floor``)/(2 δ̇) added."""
+    """``step_control.step_bound`` with the cloth's approaching open contacts' max(−δ, ``floor``)/(2 δ̇) added."""
 
     def bound(families, t, y, args, *rest):
         h = PACKAGE_BOUND(families, t, y, args, *rest)
-        model, status = args[0], args[1]
+        model, status = args.model, args.status
         q, v = (model.split(x) for x in y)
         for k, status_k in zip(families, status):
             if model.forces[k].located:
@@ -76,7 +78,7 @@ def main():
     settings = [("the package", model, PACKAGE_BOUND, table.MAX_EVENTS),
                 ("cloth located", billiard.table_model(p, cloth_located=True), PACKAGE_BOUND, 2 * table.MAX_EVENTS)] + [
         (f"landings bounded, floor {floor:g} m", model, landing_bound(floor), table.MAX_EVENTS) for floor in args.floors]
-    options = dict(table.settings(model), rtol=args.rtol, atol=1e-3 * args.rtol)
+    options = table.settings(model, args.rtol)
     print(f"{__doc__.splitlines()[0]}\nrtol = {args.rtol:g}, atol = {1e-3 * args.rtol:g}, {table.FORMULATION}")
     print(f"  {'case':<18} {'setting':<32} {'run (s)':>8} {'steps':>6} {'segments':>8} {'events':>6} {'rise (J)':>9}"
           f"      {'/ package':>9}")
@@ -85,16 +87,17 @@ def main():
     # not fall on one setting
     runs, calls = {}, {}
     for name, m, bound, max_events in settings:
-        step_control._step_bound = bound
+        step_control.step_bound = bound
         jax.clear_caches()
         params, static = eqx.partition(m, eqx.is_array)
         run_case = jax.jit(lambda params, state, times: simulate(
-            eqx.combine(params, static), state, times, table.FORMULATION, max_events=max_events, **options))
+            eqx.combine(params, static), state, times, table.FORMULATION,
+            **{**options, "events": dataclasses.replace(options["events"], max_events=max_events)}))
         for case, state, duration in cases:
             times = table.save_times(duration)
             calls[name, case] = functools.partial(run_case.lower(params, state, times).compile(), params, state, times)
             runs[name, case] = jax.block_until_ready(calls[name, case]())
-    step_control._step_bound = PACKAGE_BOUND
+    step_control.step_bound = PACKAGE_BOUND
     best = {}
     for _ in range(args.repeats):
         for key, call in calls.items():

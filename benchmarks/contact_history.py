@@ -14,7 +14,7 @@ import argparse
 
 import jax.numpy as jnp
 
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 from _timing import timed
 
@@ -34,8 +34,9 @@ def main():
         compile_time, run_time = {}, {}
         for history in (False, True):
             def run(model, state):
-                return simulate(model, state, save_times, LagrangeMultipliers(), rtol=1e-3, atol=1e-6,
-                                max_events=400, max_steps=1_000_000, contact_history=history)
+                return simulate(model, state, save_times, LagrangeMultipliers(),
+                                steps=AdaptiveSteps(rtol=1e-3, atol=1e-6), events=ContactEvents(max_events=400),
+                                max_steps=1_000_000, contact_history=history)
 
             first, best = timed(run, model, state, repeats=args.repeats)
             compile_time[history], run_time[history] = first - best, best

@@ -19,7 +19,7 @@ import argparse
 
 import jax.numpy as jnp
 
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 from _timing import timed
 
@@ -40,8 +40,8 @@ def main():
         model, state = billiard.table_model(p, count), billiard.break_state(p, count)
 
         def run(model, state):
-            return simulate(model, state, save_times, LagrangeMultipliers(), rtol=1e-3, atol=1e-6,
-                            max_events=args.max_events, max_steps=1_000_000)
+            return simulate(model, state, save_times, LagrangeMultipliers(), steps=AdaptiveSteps(rtol=1e-3, atol=1e-6),
+                            events=ContactEvents(max_events=args.max_events), max_steps=1_000_000)
 
         total, best = timed(run, model, state, repeats=args.repeats)
         trajectory = run(model, state)

@@ -14,13 +14,24 @@ state's error alone.
 
 import argparse
 
-import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.contact.normal import Hertz
-from diffimpact.multibody import CirclePlane, Contact, Gravity, LagrangeMultipliers, Model, PlanarBody, State, simulate
+from diffimpact.multibody import (
+    AdaptiveSteps,
+    CirclePlane,
+    Contact,
+    ContactEvents,
+    ForwardMode,
+    Gravity,
+    LagrangeMultipliers,
+    Model,
+    PlanarBody,
+    State,
+    simulate,
+)
 
 MASS, RADIUS, STIFFNESS, G, HEIGHT = 0.5, 0.05, 1e7, 9.81, 0.05
 
@@ -33,9 +44,10 @@ def rebound(exponent, rtol, contact_steps, tangent_errors):
 
     def run(h):
         state = State(jnp.stack([0.0, RADIUS + h, 0.0]), jnp.zeros(3))
-        trajectory = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(), rtol=rtol,
-                              atol=1e-2 * rtol, max_events=4, adjoint=diffrax.ForwardMode(),
-                              contact_steps=contact_steps, tangent_errors=tangent_errors)
+        trajectory = simulate(model, state, jnp.array([0.0, 0.2]), LagrangeMultipliers(),
+                              steps=AdaptiveSteps(rtol=rtol, atol=1e-2 * rtol, contact_steps=contact_steps),
+                              events=ContactEvents(max_events=4),
+                              derivatives=ForwardMode(tangent_errors=tangent_errors))
         return trajectory.events.v[1, 1], trajectory.steps
 
     return jax.jit(lambda h: jax.jvp(run, (h,), (1.0,)))

@@ -2,8 +2,8 @@
 
     python benchmarks/derivative_options.py          # about 10 min on 2 cores
 
-Two runs, each differentiated by reverse mode (``jax.grad``, diffrax's default adjoint) and by forward mode
-(``jax.jvp`` with ``diffrax.ForwardMode()``), against central differences (relative step 1e-5) of the same
+Two runs, each differentiated by reverse mode (``jax.grad``, ``simulate``'s default ``ReverseMode()``) and by
+forward mode (``jax.jvp`` with ``ForwardMode()``), against central differences (relative step 1e-5) of the same
 run:
 
 * **the ball**: a planar ball (0.5 kg, radius 5 cm) dropped from a height h above Hertz ground with a linear
@@ -32,15 +32,19 @@ import _errors
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.multibody import (
+    AdaptiveSteps,
     AugmentedLagrangian,
     Baumgarte,
     CirclePlane,
     Contact,
     DirectCorrection,
+    FixedSteps,
+    ForwardMode,
     Gravity,
     LagrangeMultipliers,
     Model,
     PlanarBody,
+    ReverseMode,
     State,
     simulate,
 )
@@ -52,23 +56,25 @@ OPTIONS = ({"dt": 1e-5}, {"max_step": 1e-3}, {"progress": True}, {"friction_step
            {"solver": diffrax.Dopri5()}, {"solver": diffrax.Kvaerno5()})
 
 
-def ball(height, formulation, adjoint=None, **options):
-    """The ball's final height (m) after 0.2 s, dropped from ``height`` (m) above its contact."""
+def ball(height, formulation, derivatives=ReverseMode(), dt=None, solver=None, progress=False, **step_fields):
+    """The ball's final height (m) after 0.2 s, dropped from ``height`` (m) above its contact: with fixed steps
+    ``dt``, or adaptive steps with ``AdaptiveSteps``' ``step_fields``."""
     body = PlanarBody(MASS, 0.5 * MASS * RADIUS**2, name="ball")
     ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
     model = Model([body], (), (Gravity((0.0, -9.81)), Contact(ground, HertzLinearDamper(1e6, 1.5, 50.0),
                                                               Coulomb(0.3, 1e-3))))
     state = State(jnp.stack([0.0, RADIUS + height, 0.0]), jnp.stack([0.5, -1.0, 0.0]))
-    tolerances = {} if "dt" in options else {"rtol": 1e-8, "atol": 1e-10}
-    run = simulate(model, state, jnp.array([0.0, 0.2]), formulation, adjoint=adjoint, **tolerances, **options)
+    steps = FixedSteps(dt) if dt is not None else AdaptiveSteps(**{"rtol": 1e-8, "atol": 1e-10, **step_fields})
+    run = simulate(model, state, jnp.array([0.0, 0.2]), formulation, solver=solver, steps=steps,
+                   derivatives=derivatives, progress=progress)
     return run.q[-1, 1]
 
 
-def pendulum(mass, formulation, adjoint=None):
+def pendulum(mass, formulation, derivatives=ReverseMode()):
     """The double pendulum's second angle (rad) after 0.5 s, its second link of ``mass`` (kg)."""
     p = double_pendulum.Parameters(m2=mass)
     run = simulate(double_pendulum.model(p), double_pendulum.initial_state(p), jnp.array([0.0, 0.5]), formulation,
-                   adjoint=adjoint, rtol=1e-10, atol=1e-10)
+                   steps=AdaptiveSteps(rtol=1e-10, atol=1e-10), derivatives=derivatives)
     return double_pendulum.angles(run.q)[-1, 1]
 
 
@@ -78,7 +84,7 @@ def check(name, fn, x0, formulation, reverse=None, **options):
     h = 1e-5 * x0
     reference = (float(fn(x0 + h, formulation, **options)) - float(fn(x0 - h, formulation, **options))) / (2 * h)
     modes = {"reverse": lambda: jax.grad(lambda x: fn(x, formulation, **options, **(reverse or {})))(x0),
-             "forward": lambda: jax.jvp(lambda x: fn(x, formulation, diffrax.ForwardMode(), **options),
+             "forward": lambda: jax.jvp(lambda x: fn(x, formulation, ForwardMode(), **options),
                                         (x0,), (1.0,))[1]}
     found = []
     for mode, derivative in modes.items():

@@ -14,7 +14,7 @@ cleared before each, in one process:
 - **ball, reverse**: ``jax.grad`` of a ball's rebound speed off Hertz ground
   with a linear damper w.r.t. the stiffness (as
   ``tests/multibody/test_contact.py``'s reverse-mode test, 0.2 s, 8 events);
-- **ball, forward**: ``jax.jvp`` of the same with ``diffrax.ForwardMode()``;
+- **ball, forward**: ``jax.jvp`` of the same with ``ForwardMode()``;
 - **ball, vmap**: the same rebound for four stiffnesses under ``jax.vmap``;
 - **four-ball break, jacfwd**: ``benchmarks/break_gradient.py``'s gradient
   (the cue ball's final (x, y) w.r.t. the ball–ball restitution and the
@@ -32,34 +32,35 @@ import argparse
 import sys
 import time
 
-import diffrax
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from break_gradient import SPEED, _cue_xy, _run
 from diffimpact.contact.normal import HertzLinearDamper
-from diffimpact.multibody import CirclePlane, Contact, Gravity, LagrangeMultipliers, Model, PlanarBody, State, simulate
+from diffimpact.multibody import (CirclePlane, Contact, ContactEvents, ForwardMode, Gravity, LagrangeMultipliers, Model,
+                                  PlanarBody, ReverseMode, State, simulate)
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
-simulation = sys.modules["diffimpact.multibody.simulate"]
+simulation = sys.modules["diffimpact.multibody.integrate.segments"]
 MASS, RADIUS, STIFFNESS = 0.5, 0.05, 1e6
 
 
-def rebound(stiffness, adjoint=None):
+def rebound(stiffness, derivatives=ReverseMode()):
     """The ball's rebound speed off the ground (first separation), dropped at 2 m/s from 1 cm under gravity."""
     ball = PlanarBody(MASS, 0.5 * MASS * RADIUS**2, name="ball")
     ground = CirclePlane(None, (0.0, 0.0), (0.0, 1.0), 0, (0.0, 0.0), RADIUS)
     model = Model([ball], (), (Gravity((0.0, -9.81)), Contact(ground, HertzLinearDamper(stiffness, 1.5, 5.0))))
     state = State(jnp.array([0.0, RADIUS + 0.01, 0.0]), jnp.array([0.0, -2.0, 0.0]))
-    run = simulate(model, state, jnp.linspace(0.0, 0.2, 41), LagrangeMultipliers(), max_events=8, adjoint=adjoint)
+    run = simulate(model, state, jnp.linspace(0.0, 0.2, 41), LagrangeMultipliers(), events=ContactEvents(max_events=8),
+                   derivatives=derivatives)
     return run.events.v[1, 1]
 
 
 def break_jacobian(theta, duration):
     def cue(x):
-        return _cue_xy(_run(x, SPEED, duration, table.TOLERANCES["rtol"], 40, diffrax.ForwardMode()))
+        return _cue_xy(_run(x, SPEED, duration, table.TOLERANCES["rtol"], 40, True))
 
     return jax.jacfwd(cue)(theta)
 
@@ -73,7 +74,7 @@ def main():
     p = billiard.Parameters()
     programs = {
         "ball, reverse": (jax.grad(rebound), (STIFFNESS,), True),
-        "ball, forward": (lambda k: jax.jvp(lambda x: rebound(x, diffrax.ForwardMode()), (k,), (1.0,)),
+        "ball, forward": (lambda k: jax.jvp(lambda x: rebound(x, ForwardMode()), (k,), (1.0,)),
                           (STIFFNESS,), True),
         "ball, vmap": (jax.vmap(rebound), (STIFFNESS * jnp.array([0.5, 1.0, 2.0, 4.0]),), True),
         "four-ball break, jacfwd": (break_jacobian,

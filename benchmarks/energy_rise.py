@@ -51,11 +51,9 @@ def main():
     _bounds.add_options(parser)
     parser.add_argument("--cloth-located", action="store_true", help="locate the cloth's onsets and separations")
     args = parser.parse_args()
-    _bounds.apply(args)
     p = billiard.Parameters(cloth_damping_ratio=args.cloth_damping)
     model, times = billiard.table_model(p, cloth_located=args.cloth_located), table.save_times(args.duration)
     max_events = 4 * table.MAX_EVENTS if args.cloth_located else table.MAX_EVENTS
-    settings = _bounds.settings(args, model)
     if args.shot is None:
         state, title = billiard.break_state(p), "the 16-ball break"
     else:
@@ -66,8 +64,8 @@ def main():
 
     @eqx.filter_jit
     def run(formulation, rtol):
-        return simulate(model, state, times, formulation, max_events=max_events,
-                        **dict(settings, rtol=rtol, atol=1e-3 * rtol))
+        return simulate(model, state, times, formulation, **_bounds.settings(args, model, rtol=rtol,
+                                                                             max_events=max_events))
 
     print(f"{title}, cloth damping ratio {args.cloth_damping:g}, {args.duration:g} s, saved every {1e3 * table.SAVE_INTERVAL:g} ms; atol = rtol/1000")
     print(f"  {'formulation':<22} {'rtol':>6} {'steps':>6} {'largest rise (J)':>16} {'from–to (s)':>13} "

@@ -36,8 +36,8 @@ def main():
         last = {}
 
         def run():
-            last["run"] = simulate(model, state, times, table.FORMULATION, max_events=max_events,
-                                   **table.settings(model))
+            last["run"] = simulate(model, state, times, table.FORMULATION,
+                                   **table.settings(model, max_events=max_events))
             return last["run"].q
 
         first, best = timed(run, repeats=args.repeats)

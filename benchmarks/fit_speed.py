@@ -67,26 +67,27 @@ def impact_stiffness():
 
 
 def two_pendulum():
-    import diffrax as dfx
     import jax
     import jax.numpy as jnp
 
-    from diffimpact.multibody import LagrangeMultipliers, simulate
+    from diffimpact.multibody import (AdaptiveSteps, ContactEvents, ForwardMode, LagrangeMultipliers, ReverseMode,
+                                      simulate)
     from diffimpact.scenes import two_pendulum as tp
     from fitting import two_pendulum as study
 
     times = jnp.asarray(study.sample_times(True, study.true_onsets(True)))
 
-    def rates(theta, adjoint):
+    def rates(theta, derivatives):
         p = tp.Parameters(stiffness=theta[0], restitution=theta[1])
         run = simulate(tp.model(p, "optimal", study.METHOD), tp.initial_state(p), times, LagrangeMultipliers(),
-                       rtol=study.TOLERANCE, atol=study.TOLERANCE, max_events=study.MAX_EVENTS, adjoint=adjoint)
+                       steps=AdaptiveSteps(rtol=study.TOLERANCE, atol=study.TOLERANCE),
+                       events=ContactEvents(max_events=study.MAX_EVENTS), derivatives=derivatives)
         return tp.angular_velocities(run.v)
 
     theta = jnp.array([1e8, 0.3])
-    forward = jax.jit(lambda t: rates(t, dfx.ForwardMode()))
-    jac_fwd = jax.jit(jax.jacfwd(lambda t: rates(t, dfx.ForwardMode())))
-    jac_rev = jax.jit(jax.jacrev(lambda t: rates(t, None)))
+    forward = jax.jit(lambda t: rates(t, ForwardMode()))
+    jac_fwd = jax.jit(jax.jacfwd(lambda t: rates(t, ForwardMode())))
+    jac_rev = jax.jit(jax.jacrev(lambda t: rates(t, ReverseMode())))
     report(f"two-pendulum rates ({times.size} times × 2)", forward, {"forward-mode": jac_fwd, "reverse-mode": jac_rev}, theta)
 
 

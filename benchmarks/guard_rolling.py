@@ -7,7 +7,7 @@ One ball on ``billiard.table_model(p, 1)``, struck at 2 m/s along +x from (−0.
 shot``'s strike), slides on the cloth and rolls from t_r on; its x after ``--duration`` s is differentiated by
 the speed v0 in forward mode with the steps set by the state's error alone (``tangent_errors=False``), without
 and with ``friction_steps``, at ``--rtol`` (the table's settings otherwise), for each cloth damping ratio (0: the
-paper's Hertz cloth; ζ > 0: Hunt–Crossley, ``Parameters.cloth_damping_ratio``) and each ``FRICTION_GUARD`` of
+paper's Hertz cloth; ζ > 0: Hunt–Crossley, ``Parameters.cloth_damping_ratio``) and each ``friction_guard`` of
 ``--factors`` (in the solver's stability intervals; ``inf``: no guard): the derivative, or the guard's error.
 ``--resting X Y`` puts a second ball at rest at (X, Y) m, out of the moving ball's way (``billiard.table_model(p,
 2)``): it touches nothing but the cloth, and the closed form is the same.
@@ -19,14 +19,14 @@ J/(m a²)); then x(T) = ½ μ g k² v0² + ρ v0 T beyond the start and dx/dv0 =
 """
 
 import argparse
+import dataclasses
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 import _errors
-from diffimpact.multibody import simulate, step_control
+from diffimpact.multibody import ForwardMode, ReverseMode, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 from slide_to_roll import rolling_ratio
@@ -41,18 +41,19 @@ def closed_form(p, duration, speed=SPEED):
     return p.cloth_friction * p.gravity * k**2 * speed + rolling * duration, k * speed
 
 
-def struck_x(p, centres, speed, times, rtol, **options):
+def struck_x(p, centres, speed, times, rtol, derivatives=ReverseMode(), friction_steps=False,
+             max_events=table.MAX_EVENTS):
     """The struck ball's x at the last of ``times`` and the run's accepted steps: the first of the balls at
     ``centres`` (m) struck at ``speed`` (m/s) along +x without spin on ``billiard.table_model(p, len(centres))``,
-    the table's settings at ``rtol`` and ``table.MAX_EVENTS`` (``simulate``'s ``options`` besides or instead: the
-    adjoint, ``friction_steps``, ``max_events``, ...)."""
+    the table's settings at ``rtol`` and ``max_events``, with ``derivatives`` and ``friction_steps``."""
     model = billiard.table_model(p, len(centres))
     velocity, spin = billiard.cue_strike(p, speed, 0.0)
     velocities = jnp.zeros((len(centres), 2)).at[0].set(velocity)
     spins = jnp.zeros((len(centres), 3)).at[0].set(spin)
     state = billiard.table_state(p, jnp.array(centres), velocities, spins)
-    run = simulate(model, state, times, table.FORMULATION,
-                   **{"max_events": table.MAX_EVENTS, **table.settings(model, rtol), **options})
+    settings = table.settings(model, rtol, max_events=max_events)
+    settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=friction_steps)
+    run = simulate(model, state, times, table.FORMULATION, derivatives=derivatives, **settings)
     return run.q[-1, 0], run.steps
 
 
@@ -61,8 +62,8 @@ def main():
     parser.add_argument("--duration", type=float, default=0.9, help="simulated time (s)")
     parser.add_argument("--rtol", type=float, default=table.SHOT_RTOL, help="the runs' rtol (atol = rtol/1000)")
     parser.add_argument("--cloth-damping-ratios", type=float, nargs="+", default=[0.0, 1.0], metavar="ZETA")
-    parser.add_argument("--factors", type=float, nargs="+", default=[step_control.FRICTION_GUARD, 2.0, 1.0],
-                        help="FRICTION_GUARD of the runs (inf: no guard)")
+    parser.add_argument("--factors", type=float, nargs="+", default=[ForwardMode().friction_guard, 2.0, 1.0],
+                        help="ForwardMode's friction_guard of the runs (inf: no guard)")
     parser.add_argument("--resting", type=float, nargs=2, metavar=("X", "Y"), help="a second ball at rest there")
     args = parser.parse_args()
     centres = [START] if args.resting is None else [START, tuple(args.resting)]
@@ -74,21 +75,20 @@ def main():
               f"{args.rtol:g}, {args.duration:g} s (rolling from {rolls:.4f} s): dx/dv0 = {exact:.6f} in "
               "closed form")
 
-        def final(speed, steps):
-            return struck_x(p, centres, speed, times, args.rtol, adjoint=diffrax.ForwardMode(), tangent_errors=False,
-                            friction_steps=steps)
+        def final(speed, steps, factor):
+            return struck_x(p, centres, speed, times, args.rtol,
+                            derivatives=ForwardMode(tangent_errors=False, friction_guard=factor), friction_steps=steps)
 
         for steps in (False, True):
             for factor in args.factors:
-                step_control.FRICTION_GUARD = factor  # part of the compiled run's key: a compile per factor
-                derivative = eqx.filter_jit(jax.jacfwd(lambda v: final(v, steps), has_aux=True))
+                derivative = eqx.filter_jit(jax.jacfwd(lambda v: final(v, steps, factor), has_aux=True))
                 try:
                     value, count = derivative(jnp.asarray(SPEED))
                 except eqx.EquinoxRuntimeError as error:
-                    print(f"  friction_steps={steps!s:5s} FRICTION_GUARD = {factor:<4g} stopped: "
+                    print(f"  friction_steps={steps!s:5s} friction_guard = {factor:<4g} stopped: "
                           f"{_errors.message(error)[:90]}...", flush=True)
                     continue
-                print(f"  friction_steps={steps!s:5s} FRICTION_GUARD = {factor:<4g} dx/dv0 = {float(value):+.6e} "
+                print(f"  friction_steps={steps!s:5s} friction_guard = {factor:<4g} dx/dv0 = {float(value):+.6e} "
                       f"({int(count)} steps; {float(value) / exact - 1:+.2e} off)", flush=True)
                 if steps:
                     break  # the guard is off where friction_steps bounds every step within it

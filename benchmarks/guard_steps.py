@@ -2,10 +2,11 @@
 
     python benchmarks/guard_steps.py --rtol RTOL SCRIPT [ARGS ...]
 
-Runs ``benchmarks/SCRIPT`` with ``ARGS`` in this process, with ``FRICTION_GUARD`` and ``TANGENT_GUARD`` off
-(inf, so that no derivative stops) but the friction guard's wrapper of the solver in place (``FRICTION_GUARD``
-1e30), and records for every forward-mode step through it: h λ_F at its start (``_friction_rate``, as the guard
-computes it), the passage ratio of ``friction_steps`` (``_slip_passage`` with the package's ``PASSAGE_STEP``; 1
+Runs ``benchmarks/SCRIPT`` with ``ARGS`` in this process, with ``ForwardMode``'s guards off (so that no derivative
+stops: the tangents' check left out, ``tangent_guard`` inf) but the friction guard's wrapper of the solver in place
+(``friction_guard`` 1e30, whatever the script asks), and records for every forward-mode step through it: h λ_F at
+its start (``_friction_rate``, as the guard computes it), the passage ratio of ``friction_steps`` (``_slip_passage``
+with ``AdaptiveSteps``' default ``passage_step``; 1
 at its bound) and the tangents' error relative to the tangents (rtol × the PID's scaled error of the tangent of
 the step's error estimate, ``_scaled_error``, with atol = rtol/1000, as ``_tangents_error``). At the end it prints
 the largest of each over the accepted steps (a step whose end state is the next one's start) of all the
@@ -23,10 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody import step_control
-from diffimpact.multibody.simulate import ERROR_NORM
+from diffimpact.multibody import AdaptiveSteps
+from diffimpact.multibody.integrate import segments, step_control
 
-PASSAGE = step_control.PASSAGE_STEP
+PASSAGE, ERROR_NORM = AdaptiveSteps().passage_step, AdaptiveSteps().norm
 
 
 def main():
@@ -34,11 +35,11 @@ def main():
         sys.exit(__doc__.splitlines()[2].strip())
     rtol, script = float(sys.argv[2]), sys.argv[3]
     rows = []
-    step = step_control._FrictionGuard.step
+    step = step_control.FrictionGuard.step
 
     def recorded(self, terms, t0, t1, y0, args, solver_state, made_jump):
         y1, y_error, dense_info, state, result = step(self, terms, t0, t1, y0, args, solver_state, made_jump)
-        arrays, static = eqx.partition(args[0], eqx.is_array)
+        arrays, static = eqx.partition(args.model, eqx.is_array)
 
         @jax.custom_jvp
         def identity(y1, y_error, y0, h, arrays):
@@ -50,10 +51,8 @@ def main():
             model = eqx.combine(arrays, static)
             families = tuple(k for k, force in enumerate(model.forces) if getattr(force, "frictional", False))
             q0, v0 = (model.split(x) for x in y0)
-            saved, step_control.PASSAGE_STEP = step_control.PASSAGE_STEP, PASSAGE  # (read as it is traced)
-            passage = step_control._slip_passage(families, step_control._loaded_slips(families, y0, (model,)),
-                                                 step_control._loaded_slips(families, y1, (model,)), (model,))
-            step_control.PASSAGE_STEP = saved
+            passage = step_control._slip_passage(families, step_control._loaded_slips(families, y0, model),
+                                                 step_control._loaded_slips(families, y1, model), model, PASSAGE)
             error = rtol * step_control._scaled_error(tangents[1], tangents[2], tangents[0], rtol, rtol / 1000,
                                                       ERROR_NORM)[0]
             keys = [sum(jnp.sum(x * (1.0 + jnp.arange(x.size).reshape(x.shape))) for x in y) for y in (y0, y1)]
@@ -73,8 +72,10 @@ def main():
               f"{accepted[:, 0].max():.3g}, passage ratio {accepted[:, 1].max():.3g}, tangents' error "
               f"{accepted[:, 2].max():.2g}")
 
-    step_control._FrictionGuard.step = recorded
-    step_control.FRICTION_GUARD, step_control.TANGENT_GUARD = 1e30, np.inf
+    step_control.FrictionGuard.step = recorded
+    guard = segments.friction_guard
+    segments.friction_guard = lambda solver, factor, bound: guard(solver, 1e30, bound)
+    segments.tangent_check = lambda controller, derivatives: {}
     atexit.register(summary)
     sys.argv = [script, *sys.argv[4:]]
     sys.path.insert(0, ".")

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
 from _timing import timed
 
@@ -36,7 +36,7 @@ METHOD = "exact"
 def _run(stiffness, restitution):
     p = tp.Parameters(stiffness=stiffness, restitution=restitution)
     model = tp.model(p, "optimal", METHOD)
-    return simulate(model, tp.initial_state(p), SAVE_TIMES, LagrangeMultipliers(), **TOLERANCES)
+    return simulate(model, tp.initial_state(p), SAVE_TIMES, LagrangeMultipliers(), steps=AdaptiveSteps(**TOLERANCES))
 
 
 @jax.jit

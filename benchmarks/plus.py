@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact.multibody import LagrangeMultipliers, simulate
+from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.reproduce import plus as study
 from _timing import timed
 
@@ -60,10 +60,11 @@ def main():
         model, state, _ = study.brick_model([vertex], study.EXAMPLE_1_ROTATION, twist, mu, p["stiffness"],
                                             p["dissipation"])
         for name, tolerance in TOLERANCES.items():
-            run = lambda: simulate(model, state, SAVE_TIMES, LagrangeMultipliers(), max_events=4,  # noqa: E731
-                                   **tolerance).v
+            run = lambda: simulate(model, state, SAVE_TIMES, LagrangeMultipliers(),  # noqa: E731
+                                   steps=AdaptiveSteps(**tolerance), events=ContactEvents(max_events=4)).v
             first, best = timed(run, repeats=args.repeats)
-            trajectory = simulate(model, state, SAVE_TIMES, LagrangeMultipliers(), max_events=4, **tolerance)
+            trajectory = simulate(model, state, SAVE_TIMES, LagrangeMultipliers(), steps=AdaptiveSteps(**tolerance),
+                                  events=ContactEvents(max_events=4))
             impulse = study.BRICK["mass"] * (np.asarray(trajectory.v[-1, :3]) - twist[:3])
             line[name] = (first - best, best, int(trajectory.steps), impulse)
         rows.append(line)

@@ -28,7 +28,7 @@ falls with rtol: docs/design/step-control.md, "The cushions' contacts resolved i
 steps"), two balls overlapped by more
 than 1 mm or the events reached ``max_events``. ``--max-steps`` bounds the
 run's solver steps (default ``table.MAX_STEPS``), ``--spin-step`` sets
-``step_control``'s ``SPIN_STEP``, ``--baumgarte ALPHA`` Baumgarte's α = β
+``AdaptiveSteps``' ``spin_step``, ``--baumgarte ALPHA`` Baumgarte's α = β
 instead of ``table.FORMULATION``'s, ``--rtol`` the runs' rtol (atol = rtol/1000) instead of the table's 1e-3
 (``diffimpact shot``'s is ``table.SHOT_RTOL``). ``--reference RTOL`` also runs each shot
 at rtol = RTOL (atol = RTOL/1000) and reports how far the run is from it:
@@ -36,7 +36,7 @@ the largest error of a ball's centre (mm), velocity (m/s) and spin (rad/s),
 at the end or at ``--reference-time`` s (a table of many collisions is
 chaotic: late errors can be a collision that went the other way, and say
 little of the integration). ``--error-norm max`` runs every shot with the
-largest scaled error as the step control's norm (``simulate.ERROR_NORM``);
+largest scaled error as the step control's norm (``AdaptiveSteps``' ``norm``);
 ``--contact-steps [FAMILY ...]`` bounds the steps by the closed contacts of
 ``all`` families, of those named, or with none named of none, instead of the
 table's default (the cushions; ``_bounds``); ``--friction-steps [FAMILY ...]`` with
@@ -132,23 +132,24 @@ def main():
     parser.add_argument("--cloth-located", action="store_true", help="locate the cloth's onsets and separations")
     parser.add_argument("--nose", action="store_true", help="the cushions at the nose height 7R/5")
     args = parser.parse_args()
-    _bounds.apply(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
     nose_height = p.nose_height() if args.nose else None
     model = billiard.table_model(p, nose_height=nose_height, cloth_located=args.cloth_located)
     max_events = 4 * MAX_EVENTS if args.cloth_located else MAX_EVENTS
-    settings = dict(_bounds.settings(args, model), max_steps=args.max_steps)
+    settings = dict(_bounds.settings(args, model, max_events=max_events), max_steps=args.max_steps)
     if args.rtol is not None:
-        settings.update(rtol=args.rtol, atol=1e-3 * args.rtol)
+        settings["steps"] = dataclasses.replace(settings["steps"], rtol=args.rtol, atol=1e-3 * args.rtol)
     formulation = table.FORMULATION if args.baumgarte is None else Baumgarte(args.baumgarte, args.baumgarte)
     run = eqx.filter_jit(lambda state, times, rtol, atol: simulate(
-        model, state, times, formulation, max_events=max_events, **dict(settings, rtol=rtol, atol=atol)))
+        model, state, times, formulation,
+        **dict(settings, steps=dataclasses.replace(settings["steps"], rtol=rtol, atol=atol))))
     times = table.save_times(args.duration)
     at = len(times) - 1 if args.reference_time is None else int(np.argmin(np.abs(np.asarray(times) - args.reference_time)))
     rng = np.random.default_rng(args.seed)
     print(f"{args.shots} random shots ({args.mode}), seed {args.seed}, {args.duration:g} s each, cloth damping ratio "
           f"{args.cloth_damping_ratio:g}, cushions at {'the nose height' if args.nose else 'the centre height'}, "
-          f"Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['rtol']:g}, max_steps {args.max_steps}; "
+          f"Baumgarte α = β = {float(formulation.alpha):g}, rtol {settings['steps'].rtol:g}, "
+          f"max_steps {args.max_steps}; "
           "the first run's time includes compiling")
     bad = 0
     for k in range(args.shots):
@@ -156,7 +157,7 @@ def main():
         state = billiard.table_state(p, centres, velocities, spins, nose_height)
         start = time.perf_counter()
         try:
-            result = jax.block_until_ready(run(state, times, settings["rtol"], settings["atol"]))
+            result = jax.block_until_ready(run(state, times, settings["steps"].rtol, settings["steps"].atol))
         except Exception as error:  # noqa: BLE001 (a benchmark reports every failure and goes on)
             bad += 1
             last = [line for line in str(error).splitlines() if "Error" in line][-1:]
@@ -176,7 +177,7 @@ def main():
         flew = [f"{ball} {t:.3f} s" for t, ball in billiard.left_table(p, result)]
         events = int(result.events.count)
         in_air = cushion_hits_in_air(p, result)
-        failed = (not np.isfinite(q).all() or rise > settings["rtol"] * energy[0] or overlap > 1e-3
+        failed = (not np.isfinite(q).all() or rise > settings["steps"].rtol * energy[0] or overlap > 1e-3
                   or events >= max_events)
         bad += failed
         print(f"  {k:3d} {'BAD ' if failed else 'ok  '} run {seconds:6.2f} s, {int(result.steps):6d} steps, "

@@ -7,19 +7,16 @@ what they hold in memory.
 ``guard_rolling.py``'s shot: one ball struck at 2 m/s along +x from (−0.9, 0) m without spin slides on the paper's
 cloth and rolls; ``--resting X Y`` puts a second ball at rest at (X, Y) m, which touches nothing but the cloth (the
 closed form is the same). Its x after ``--duration`` s is differentiated by the speed v0 with ``jax.grad`` (reverse
-mode, ``simulate``'s default adjoint) at ``--rtol`` with the table's settings otherwise (``--max-events``: the
+mode, ``simulate``'s default ``ReverseMode()``) at ``--rtol`` with the table's settings otherwise (``--max-events``: the
 slots of the scan of segments, default the table's ``MAX_EVENTS``; each slot holds its checkpoints), each run in a
 process of its own, so that its peak resident memory is its own:
 
 1. without ``friction_steps``: the derivative and how far it is off the closed form, or the error that refuses it;
 2. with ``friction_steps=True``, a segment's solve keeping each of ``--checkpoints`` checkpoints
-   (``diffrax.RecursiveCheckpointAdjoint(checkpoints=N)``; ``default``: ``simulate``'s own,
-   ``SEGMENT_CHECKPOINTS``; 4472 is diffrax's default for the table's ``max_steps`` of 10⁷, √(2 max_steps)):
+   (``ReverseMode(segment_checkpoints=N)``; ``default``: ``simulate``'s own,
+   16; 4472 is diffrax's default for the table's ``max_steps`` of 10⁷, √(2 max_steps)):
    the derivative, the accepted steps, the first call (compile and run), the derivative's run and the forward
    run (best of 2 later calls each), and the peak resident memory.
-
-Run from a checkout of an earlier commit (``PYTHONPATH=. python /path/to/this/script``) to see that commit's
-derivatives; its default adjoint then keeps diffrax's checkpoints.
 """
 
 import argparse
@@ -28,12 +25,12 @@ import subprocess
 import sys
 import time
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 import _errors
+from diffimpact.multibody import ReverseMode
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 from guard_rolling import SPEED, START, closed_form, struck_x
@@ -47,7 +44,7 @@ def one(args):
     exact, _ = closed_form(p, args.duration)
     options = {"max_events": args.max_events} | ({} if args.one == "plain" else {"friction_steps": True})
     if args.one not in ("plain", "default"):
-        options["adjoint"] = diffrax.RecursiveCheckpointAdjoint(checkpoints=int(args.one))
+        options["derivatives"] = ReverseMode(segment_checkpoints=int(args.one))
     derivative = eqx.filter_jit(jax.grad(lambda v: struck_x(p, centres, v, times, args.rtol, **options),
                                          has_aux=True))
     label = "without friction_steps" if args.one == "plain" else f"friction_steps, checkpoints {args.one}"

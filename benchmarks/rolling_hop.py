@@ -19,8 +19,8 @@ s with respect to v0, against central differences of runs at rtol = 1e-10
 (relative steps 1e-4 and 1e-5; the second is the reference). The steps are
 the state's error's alone (``tangent_errors=False``), those the bounds
 were made for.
-``--passage-step C`` and ``--friction-step C`` set ``step_control``'s
-``PASSAGE_STEP`` and ``FRICTION_STEP`` for this process (``inf``: that
+``--passage-step C`` and ``--friction-step C`` set ``AdaptiveSteps``'
+``passage_step`` and ``friction_step`` (``inf``: that
 bound left out). docs/design/step-control.md, "Where the bounded break's steps go".
 ``--project-tangents THETA`` runs the derivatives with the design of
 ``_tangent_projection.py`` (the slips' tangents that relax faster than
@@ -31,7 +31,7 @@ does by default: the tangents' errors in the step-size control and the
 passages' bound (``tangent_errors=True``), without ``friction_steps``; with
 ``--project-tangents`` it measures whether the projection shortens those
 steps.
-``--guard FACTOR`` sets ``step_control``'s ``FRICTION_GUARD`` (a differentiated
+``--guard FACTOR`` sets ``ForwardMode``'s ``friction_guard`` (a differentiated
 run stops at a step with h λ_F beyond FACTOR stability intervals; ``inf``:
 no guard, the derivative as the steps give it; the tangent projection at
 rtol 1e-3 needs it).
@@ -40,14 +40,13 @@ rtol 1e-3 needs it).
 import argparse
 import dataclasses
 
-import diffrax
 import jax
 import jax.numpy as jnp
 
 import _bounds
 from _tangent_projection import ProjectedTangents
 from break_gradient import _or_failure
-from diffimpact.multibody import State, simulate
+from diffimpact.multibody import ReverseMode, State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -70,7 +69,7 @@ def main():
     parser.add_argument("--tangent-errors", action="store_true",
                         help="the derivatives under the tangents' errors (forward mode's default), no friction_steps")
     args = parser.parse_args()
-    module = _bounds.apply(args)
+    bounds = _bounds.steps(args)
     p = dataclasses.replace(billiard.Parameters(), cloth_damping_ratio=args.cloth_damping_ratio)
     model = billiard.table_model(p, balls=1)
 
@@ -78,24 +77,25 @@ def main():
     if args.project_tangents is not None:
         formulation = ProjectedTangents(formulation.alpha, formulation.beta, args.project_tangents)
 
-    def run(v0, rtol, adjoint=None, formulation=table.FORMULATION, tangent_errors=False):
+    def run(v0, rtol, forward=False, formulation=table.FORMULATION, tangent_errors=False):
         velocity = jnp.stack([v0, 0.0])
         q, v = billiard.ball_state(p, jnp.array([CENTRE]), velocity[None], billiard.rolling_spin(p, velocity)[None])
+        settings = _bounds.settings(args, model, rtol=rtol, max_events=20)
+        settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=not tangent_errors)
+        derivatives = _bounds.forward_mode(args, tangent_errors=tangent_errors) if forward else ReverseMode()
         trajectory = simulate(model, State(q.at[2].add(args.lift), v), jnp.stack([0.0, args.duration]),
-                              formulation, max_events=20, adjoint=adjoint, friction_steps=not tangent_errors,
-                              tangent_errors=tangent_errors,
-                              **{**table.settings(model), "rtol": rtol, "atol": 1e-3 * rtol})
+                              formulation, derivatives=derivatives, **settings)
         return trajectory.q[-1, 0], trajectory.steps
 
     forward = jax.jit(run)
-    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, diffrax.ForwardMode(), formulation,
+    derivative = jax.jit(lambda v0, rtol: jax.jvp(lambda x: run(x, rtol, True, formulation,
                                                                          args.tangent_errors),
                                                   (v0,), (1.0,)))
     print(f"one ball rolling at {SPEED} m/s from {CENTRE} m, started {args.lift:g} m high, "
           f"{args.duration:g} s, cloth damping ratio {args.cloth_damping_ratio:g}; friction_steps with "
-          f"FRICTION_STEP = {module.FRICTION_STEP:g}, PASSAGE_STEP = {module.PASSAGE_STEP:g}"
+          f"friction_step = {bounds.friction_step:g}, passage_step = {bounds.passage_step:g}"
           + ("" if args.project_tangents is None else f"; tangents projected at h λ > {args.project_tangents:g}")
-          + f"; FRICTION_GUARD = {module.FRICTION_GUARD:g}"
+          + f"; friction_guard = {_bounds.forward_mode(args).friction_guard:g}"
           + ("; derivatives under the tangents' errors, without friction_steps" if args.tangent_errors else ""))
     differences = [(float(forward(SPEED * (1 + h), 1e-10)[0]) - float(forward(SPEED * (1 - h), 1e-10)[0]))
                    / (2 * h * SPEED) for h in STEPS]

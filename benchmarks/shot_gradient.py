@@ -10,7 +10,7 @@ The README's shot of ``diffimpact shot`` (the cue ball at (0.6, 0.1) m struck at
 default``: the command's default shot, from the head spot at the yellow ball at (0.9, 0.3) m): central
 differences of plain runs at ``--reference-rtol`` with the steps ``--steps`` (the speed in m/s, the aim in rad, the
 spins in V/R, the table's ``--parameters`` (of ``table.TABLE_PARAMETERS``) relative to their values), then the
-forward-mode Jacobian (``jax.jacfwd``, ``diffrax.ForwardMode``) of both balls' centres (x, y) after ``--duration``
+forward-mode Jacobian (``jax.jacfwd``, ``ForwardMode``) of both balls' centres (x, y) after ``--duration``
 s (past the collision, before the yellow ball drops) with respect to the strike (``billiard.cue_strike``: speed,
 aim, topspin and sidespin ratios) and the parameters: at the first of ``--rtols`` with ``table.settings`` as they
 are (``contact_steps`` on the cushions only, no ``friction_steps``) and the steps set by the state's error alone
@@ -30,14 +30,13 @@ import argparse
 import dataclasses
 import time
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import _errors
-from diffimpact.multibody import simulate
+from diffimpact.multibody import ForwardMode, ReverseMode, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -72,7 +71,7 @@ def main():
     nose_height = p.nose_height() if args.nose else None
     times = table.save_times(args.duration)
 
-    def final(values, rtol, bounded, adjoint=None, tangent_errors=False):
+    def final(values, rtol, bounded, derivatives=ReverseMode()):
         # both balls' (x, y) at the end, from the strike (speed, aim (rad), topspin and sidespin ratios) and the
         # table's parameters
         table_p = dataclasses.replace(p, **dict(zip(args.parameters, values[4:])))
@@ -82,9 +81,8 @@ def main():
                                      jnp.stack([spin, jnp.zeros(3)]), nose_height)
         settings = table.settings(model, rtol)
         if bounded:
-            settings.update(friction_steps=True, contact_steps=True)
-        run = simulate(model, state, times, table.FORMULATION, max_events=table.MAX_EVENTS, adjoint=adjoint,
-                       tangent_errors=tangent_errors, **settings)
+            settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=True, contact_steps=True)
+        run = simulate(model, state, times, table.FORMULATION, derivatives=derivatives, **settings)
         return run.q[-1].reshape(2, 7)[:, :2], run.steps
 
     values = jnp.array([table.SHOT_SPEED, billiard.ghost_ball_aim(p, cue, ball, pocket), 0.0, 0.0,
@@ -110,8 +108,8 @@ def main():
     # differentiated as ``table.shot``'s sensitivity is: by each value's ratio to its size
     sizes = table.direction_scales(values)
     for rtol, bounded, tangents, label in runs:
-        jacobian = eqx.filter_jit(jax.jacfwd(lambda u: final(u * sizes, rtol, bounded, diffrax.ForwardMode(), tangents),
-                                             has_aux=True))
+        forward = ForwardMode(tangent_errors=tangents)
+        jacobian = eqx.filter_jit(jax.jacfwd(lambda u: final(u * sizes, rtol, bounded, forward), has_aux=True))
         start = time.perf_counter()
         try:
             jax.block_until_ready(jacobian(values / sizes))

@@ -8,7 +8,7 @@
 
 The break with two balls (``billiard.table_model(p, balls=2)``, ``break_state``: the cue ball sliding at
 10.729 m/s into the head ball), ``reproduce break``'s settings with ``friction_steps`` at each rtol of
-``--rtols`` (atol = 1e-3 rtol). Forward mode (``jax.jvp``, ``diffrax.ForwardMode``) of the cue ball's x and ẋ
+``--rtols`` (atol = 1e-3 rtol). Forward mode (``jax.jvp``, ``ForwardMode``) of the cue ball's x and ẋ
 at ``--time`` s (just after the collision) with respect to the cue speed, against central differences of
 runs at rtol = 1e-12 (relative steps 1e-4 and 1e-5; the second is the reference); the steps the state's error
 sets (``tangent_errors=False``), those the bounds were made for. Variants of the laws:
@@ -23,17 +23,17 @@ sets (``tangent_errors=False``), those the bounds were made for. Variants of the
   law of the package);
 * ``v0-V``: as ``ambrosio-cloth``, with Ambrósio's lower tolerance speed v0 (the end of its dead zone) = V m/s.
 
-``--contact-steps [FAMILY ...]``: every run with ``simulate``'s ``contact_steps`` (the Hertz onset) on ``all``
+``--contact-steps [FAMILY ...]``: every run with ``AdaptiveSteps``' ``contact_steps`` (the Hertz onset) on ``all``
 families, on those named of the cloth, the ball pairs and the cushions, or with none named on none, instead of the
 table's default (the cushions). ``--passage-step C``:
-``step_control.PASSAGE_STEP`` for this process (``inf``: ``friction_steps``' stability bound alone, as before the
-passages were bounded); ``--friction-step C`` its ``FRICTION_STEP`` (``_bounds``). docs/design/step-control.md, "The
+``AdaptiveSteps``' ``passage_step`` (``inf``: ``friction_steps``' stability bound alone, without the
+passages' bound); ``--friction-step C`` its ``friction_step`` (``_bounds``). docs/design/step-control.md, "The
 slip's passage through the band".
 """
 
 import argparse
+import dataclasses
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -100,19 +100,18 @@ def main():
     parser.add_argument("--time", type=float, default=0.1146)
     parser.add_argument("--rtols", type=float, nargs="+", default=[1e-6, 1e-8, 1e-10, 1e-12])
     args = parser.parse_args()
-    module = _bounds.apply(args)
     speed = billiard.Parameters().speed
     print(f"two balls, cue speed {speed} m/s; d(x, ẋ of the cue ball at {args.time:g} s)/d(cue speed); "
-          f"friction_steps (PASSAGE_STEP = {module.PASSAGE_STEP:g})"
+          f"friction_steps (passage_step = {_bounds.steps(args).passage_step:g})"
           + f", {_bounds.contact_steps_label(args)}")
     for variant in args.variants:
         @jax.jit
         def run(v0, rtol):
             model, state = model_and_state(variant, v0)
-            settings = {**_bounds.settings(args, model), "rtol": rtol, "atol": 1e-3 * rtol}
-            trajectory = simulate(model, state, jnp.stack([0.0, args.time]), table.FORMULATION, max_events=60,
-                                  adjoint=diffrax.ForwardMode(), friction_steps=True, tangent_errors=False,
-                                  **settings)
+            settings = _bounds.settings(args, model, rtol=rtol, max_events=60)
+            settings["steps"] = dataclasses.replace(settings["steps"], friction_steps=True)
+            trajectory = simulate(model, state, jnp.stack([0.0, args.time]), table.FORMULATION,
+                                  derivatives=_bounds.forward_mode(args, tangent_errors=False), **settings)
             return jnp.stack([trajectory.q[-1, 0], trajectory.v[-1, 0]]), trajectory.steps
 
         differences = [(np.asarray(run(speed + h * speed, 1e-12)[0]) - np.asarray(run(speed - h * speed, 1e-12)[0]))

@@ -1,4 +1,4 @@
-"""Benchmark: a ball spinning fast, far from its one contact, at a loose tolerance: what ``SPIN_STEP`` does.
+"""Benchmark: a ball spinning fast, far from its one contact, at a loose tolerance: what ``spin_step`` does.
 
     python benchmarks/spinning_ball.py [--speed 490] [--duration 1] [--rtol 1e-3] [--spin-steps inf 2 1 0.5 0.25]
                                        [--formulation lagrange|table]
@@ -8,7 +8,7 @@ without gravity, spinning at ``--speed`` rad/s about a tilted axis: a
 torque-free sphere, whose spin and energy stay as they start. ``simulate``
 (Lagrange multipliers, or with ``--formulation table`` the table's
 Baumgarte feedback ``table.FORMULATION``; Tsit5, ``--rtol``, atol = 1e-6) at each of
-``--spin-steps``, ``step_control``'s ``SPIN_STEP`` (the largest angle a step
+``--spin-steps``, ``AdaptiveSteps``' ``spin_step`` (the largest angle a step
 turns a spatial body by, rad; ``inf``: no bound, the error control alone):
 the accepted steps, the angle a step turns the ball by on average, and over
 the run the largest relative change of the energy and of |ω| and the
@@ -24,6 +24,7 @@ import numpy as np
 
 from diffimpact.contact import HertzLinearDamper
 from diffimpact.multibody import (
+    AdaptiveSteps,
     Contact,
     LagrangeMultipliers,
     Model,
@@ -32,7 +33,6 @@ from diffimpact.multibody import (
     angular_velocity,
     euler_rates,
     simulate,
-    step_control,
 )
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
@@ -63,9 +63,8 @@ def main():
           f"rtol {args.rtol:g}, atol 1e-6, {type(formulation).__name__}")
     print(f"  {'SPIN_STEP':>9s} {'steps':>7s} {'rad a step':>10s} {'energy':>10s} {'|ω|':>10s} {'| |p| − 1 |':>11s}")
     for spin_step in args.spin_steps:
-        step_control.SPIN_STEP = spin_step
-        jax.clear_caches()  # the constant is read when simulate is traced
-        run = simulate(model, state, times, formulation, rtol=args.rtol, atol=1e-6, max_steps=1_000_000)
+        run = simulate(model, state, times, formulation,
+                       steps=AdaptiveSteps(rtol=args.rtol, atol=1e-6, spin_step=spin_step), max_steps=1_000_000)
         energy = np.asarray(run.energy)
         speeds = np.linalg.norm(np.asarray(jax.vmap(angular_velocity)(run.q, run.v)), axis=1)
         drift = np.abs(np.linalg.norm(np.asarray(run.q)[:, 3:], axis=1) - 1.0).max()

@@ -57,8 +57,8 @@ import numpy as np
 from _kernels import profile
 from _timing import timed
 
-from diffimpact.multibody import Gravity, Model, simulate
-from diffimpact.multibody.simulate import _acceleration
+from diffimpact.multibody import AdaptiveSteps, Gravity, Model, simulate
+from diffimpact.multibody.integrate.solve import acceleration
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -156,7 +156,7 @@ def main():
         print(f"  {n / count:7.1f} a step  {where}")
 
     q, v = state.q, state.v
-    evaluation = jax.jit(lambda m, q, v: _acceleration(table.FORMULATION, m, q, v, 0.0))
+    evaluation = jax.jit(lambda m, q, v: acceleration(table.FORMULATION, m, q, v, 0.0))
     by_frame, by_kind = profile(evaluation, model, q, v)
     print(f"\n2. one evaluation of the table's accelerations (every family as the break starts): "
           f"{sum(by_kind.values())} kernels")
@@ -165,8 +165,9 @@ def main():
 
     gravity = next(force for force in model.forces if isinstance(force, Gravity))
     free = Model(model.bodies, model.constraints, [gravity])
-    floor = jax.jit(lambda m, s: simulate(m, s, times, table.FORMULATION, max_step=args.floor_step,
-                                          max_steps=table.MAX_STEPS, **table.TOLERANCES).steps)
+    floor = jax.jit(lambda m, s: simulate(m, s, times, table.FORMULATION,
+                                          steps=AdaptiveSteps(**table.TOLERANCES, max_step=args.floor_step),
+                                          max_steps=table.MAX_STEPS).steps)
     count = int(floor(free, state))
     _, by_kind = profile(floor, free, state)
     _, seconds = timed(floor, free, state, repeats=args.repeats)
@@ -181,8 +182,7 @@ def main():
     times = table.save_times(args.solver_duration)
 
     def simulated(m, s, save_times=times, solver=dfx.Tsit5()):
-        return simulate(m, s, save_times, table.FORMULATION, max_events=table.MAX_EVENTS, solver=solver,
-                        **table.settings(m))
+        return simulate(m, s, save_times, table.FORMULATION, solver=solver, **table.settings(m))
 
     runs = [(name, functools.partial(simulated, solver=getattr(dfx, name)())) for name in ["Tsit5"] + args.solvers]
     in_jit = jax.jit(simulated)

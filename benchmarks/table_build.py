@@ -65,8 +65,8 @@ def _equations(jaxpr, seen):
 
 
 def _run(model, state, duration):
-    return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION, max_events=50,
-                    **table.settings(model)).q[-1]
+    return simulate(model, state, jnp.stack([0.0, duration]), table.FORMULATION,
+                    **table.settings(model, max_events=50)).q[-1]
 
 
 def _compiled(fn, *args):

@@ -1,14 +1,14 @@
 """Where the 16-ball break's compile goes: JAX's tracing and lowering, then XLA, with and without the jitted accelerations.
 
 ``simulate`` evaluates the formulation's accelerations through
-``_acceleration``, an ``equinox.filter_jit`` whose cache serves every trace
+``integrate.solve.acceleration``, an ``equinox.filter_jit`` whose cache serves every trace
 of the vector field after the first: diffrax traces a solve's vector field
 several times (five for Tsit5 with an event), and with ``max_closed``'s
 sizes (the table's (4, 16, 48)) there is one vector field per size. This
 lowers ``reproduce break``'s simulate (``table.integrate``'s settings,
 ``--duration`` s, saves every 2 ms) in one process, JAX's caches cleared
 before each, ``--rounds`` times each way, alternating (the first lowering
-of a process pays for some of JAX's own start): as ``simulate`` does, and with ``_acceleration``
+of a process pays for some of JAX's own start): as ``simulate`` does, and with ``integrate.solve.acceleration``
 replaced by the plain call (every trace traces the accelerations again,
 as before). For each: how many times the accelerations were traced, the
 time to trace and lower, XLA's compile time, and the lines of the lowered
@@ -30,7 +30,8 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from diffimpact.multibody import Baumgarte, events, simulate
+from diffimpact.multibody import Baumgarte, simulate
+from diffimpact.multibody.integrate import accelerations as closed, events
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
 
@@ -60,18 +61,19 @@ def main():
           f"{time.perf_counter() - built:.1f} s (op by op)")
     times = table.save_times(args.duration)
     formulation = Counted(table.FORMULATION.alpha, table.FORMULATION.beta)
-    jitted = simulation._acceleration
-    print(f"16-ball break, {args.duration:g} s, reproduce break's settings (max_closed {table.settings(model)['max_closed']})")
+    jitted = closed.acceleration
+    print(f"16-ball break, {args.duration:g} s, reproduce break's settings (max_closed "
+          f"{table.settings(model)['events'].sizes})")
     print(f"{'accelerations':>28} {'traces':>6} {'trace + lower (s)':>17} {'XLA (s)':>8} {'lines':>7}")
     rows = (("jitted (simulate's)", jitted), ("traced at every call", lambda f, m, q, v, t: f.acceleration(m, q, v, t)))
     for label, acceleration in rows * args.rounds:
         jax.clear_caches()
-        simulation._acceleration = acceleration
+        closed.acceleration = acceleration
         TRACES[0] = 0
 
         def run(model, state):
-            return simulate(model, state, times, formulation, max_events=table.QUICK_MAX_EVENTS,
-                            **table.settings(model)).q
+            return simulate(model, state, times, formulation,
+                            **table.settings(model, max_events=table.QUICK_MAX_EVENTS)).q
 
         start = time.perf_counter()
         lowered = eqx.filter_jit(run).lower(model, state)
@@ -80,7 +82,7 @@ def main():
         compiled = time.perf_counter()
         print(f"{label:>28} {TRACES[0]:6d} {traced - start:17.1f} {compiled - traced:8.1f} "
               f"{len(lowered.as_text().splitlines()):7d}", flush=True)
-    simulation._acceleration = jitted
+    closed.acceleration = jitted
 
     # simulate's checks of a concrete start (constraints, their Jacobian's rank, the impact laws' contacts open, the
     # overlaps):
@@ -88,10 +90,10 @@ def main():
     def op_by_op():
         model.constraint(state.q, state.t), model.constraint_velocity(state.q, state.v, state.t)
         np.asarray(model.jacobian(state.q, state.t))
-        for k in simulation._contact_indices(model):
+        for k in events.contact_families(model):
             contact = model.forces[k]
             penetration, rate = contact.penetration_rate(model.split(state.q), model.split(state.v))
-            np.asarray(events._starts_closed(penetration, rate))
+            np.asarray(events.starts_closed(penetration, rate))
             np.asarray(penetration / contact.geometry.radius_scale)
 
     def compiled():
