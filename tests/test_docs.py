@@ -27,6 +27,7 @@ API_PAGES = {
     "impact": "diffimpact.impact",
     "impulse": "diffimpact.impulse",
     "multibody": "diffimpact.multibody",
+    "multibody-integrate": "diffimpact.multibody.integrate",
     "scenes": "diffimpact.scenes",
     "reproduce": "diffimpact.reproduce",
     "io": "diffimpact.io",

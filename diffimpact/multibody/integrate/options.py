@@ -82,7 +82,7 @@ class AdaptiveSteps(StepSizes):
     """Adaptive steps: diffrax's PID controller of the local error, with ``simulate``'s bounds on the steps
     (``step_control``; the reasons and measurements behind each bound are in docs/design/step-control.md).
 
-    Parameters
+    Attributes
     ----------
     rtol, atol : tolerances of the PID step-size controller, rtol in (0, 1), atol > 0 (a step is accepted
         where its error estimate is within atol + rtol |y|).
@@ -173,7 +173,7 @@ class ContactEvents(_Traced):
     """How ``simulate`` splits a run with ``Contact``s into segments at contact events (``events``; the
     design and its measurements: docs/design/event-engine.md).
 
-    Parameters
+    Attributes
     ----------
     max_events : most events in the run: contact onsets and separations, and the turning points of open
         contacts' gaps (where the bodies stop receding or approaching); more raise an error at run time.
@@ -241,7 +241,7 @@ class ReverseMode(Derivatives):
     law's band, by factors up to thousands, in ways no check of the steps sees: ``step_control``), and one
     through the onsets of power laws ``contact_steps``.
 
-    Parameters
+    Attributes
     ----------
     segment_checkpoints : checkpoints of each segment's solve in a run with ``Contact``s (a run without is
         one solve, with diffrax's own number). Every slot of the scan of segments keeps its own, used or not,
@@ -264,7 +264,7 @@ class ForwardMode(Derivatives):
     """Forward-mode derivatives (``jax.jvp``, ``jax.jacfwd``) by ``diffrax.ForwardMode``: cheaper for a few
     parameters, and their errors bounded by the steps too (``tangent_errors``).
 
-    Parameters
+    Attributes
     ----------
     tangent_errors : True (default): with ``AdaptiveSteps`` the step-size control also bounds the local
         errors of the derivatives that the run carries, with the same rtol, atol (in the state's units per
