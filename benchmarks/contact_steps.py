@@ -19,19 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact.contact.normal import Hertz
-from diffimpact.multibody import (
-    AdaptiveSteps,
-    CirclePlane,
-    Contact,
-    ContactEvents,
-    ForwardMode,
-    Gravity,
-    LagrangeMultipliers,
-    Model,
-    PlanarBody,
-    State,
-    simulate,
-)
+from diffimpact.multibody import (AdaptiveSteps, CirclePlane, Contact, ContactEvents, ForwardMode, Gravity,
+                                  LagrangeMultipliers, Model, PlanarBody, State, simulate)
 
 MASS, RADIUS, STIFFNESS, G, HEIGHT = 0.5, 0.05, 1e7, 9.81, 0.05
 

@@ -72,16 +72,8 @@ from diffimpact.multibody.impact_laws import (
     RigidImpact,
 )
 from diffimpact.multibody.model import Model, State
-from diffimpact.multibody.integrate import (
-    IMEX_SOLVERS,
-    AdaptiveSteps,
-    ContactEvents,
-    Derivatives,
-    FixedSteps,
-    ForwardMode,
-    ReverseMode,
-    StepSizes,
-)
+from diffimpact.multibody.integrate import IMEX_SOLVERS, AdaptiveSteps, ContactEvents, Derivatives, FixedSteps
+from diffimpact.multibody.integrate import ForwardMode, ReverseMode, StepSizes
 from diffimpact.multibody.simulate import check_initial_state, project_initial_state, simulate
 from diffimpact.multibody.trajectory import ContactHistory, Events, Trajectory
 from diffimpact.rotations import euler_parameters, euler_rates, euler_rotation, euler_torque
