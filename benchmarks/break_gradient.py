@@ -50,8 +50,7 @@ of times from this one process. Measured:
    ``adjoint=diffrax.ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
    errors (``simulate``'s default there, whose steps are the state's, but which computes the loaded slips of
    every family with friction for the passages' bound of a derivative) and without: compile and run of each.
-   (Under the tangents' errors the friction guard is off: ``--guard`` changes nothing here; ``friction_guard.py``
-   runs without them.)
+   (Under the tangents' errors the friction guard is off: ``--guard`` changes nothing here.)
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's

@@ -1,7 +1,7 @@
 """Benchmark: reverse-mode derivatives through the cloth's friction on the table, against the closed form, and
 what they hold in memory.
 
-    python benchmarks/reverse_mode.py [--duration 0.9] [--rtol 1e-5] [--resting X Y] [--max-events 2000]
+    python validation/reverse_mode.py [--duration 0.9] [--rtol 1e-5] [--resting X Y] [--max-events 2000]
                                       [--checkpoints default 64 4472]
 
 ``guard_rolling.py``'s shot: one ball struck at 2 m/s along +x from (−0.9, 0) m without spin slides on the paper's
@@ -27,16 +27,18 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-import _errors
-from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
-from guard_rolling import SPEED, START, closed_form, struck_x
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import _errors  # noqa: E402
+from diffimpact.reproduce import table  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
+from guard_rolling import SPEED, START, closed_form, struck_x  # noqa: E402
 
 
 def one(args):

@@ -9,7 +9,7 @@ An elastic ball (0.5 kg, radius 5 cm, planar) dropped from h = 5 cm onto a groun
 default in forward mode), and for a linear spring (n = 1, whose stiffness is smooth on each side of δ = 0) with the
 state's error alone.
 
-    python benchmarks/contact_steps.py [--rtol 1e-6 1e-8 1e-10]
+    python validation/contact_steps.py [--rtol 1e-6 1e-8 1e-10]
 """
 
 import argparse

@@ -1,6 +1,6 @@
 """Benchmark: the friction guard on a ball that slides into rolling on the full table, against the closed form.
 
-    python benchmarks/guard_rolling.py [--duration 0.9] [--rtol 1e-5] [--cloth-damping-ratios 0 1] [--factors 5 2 1]
+    python validation/guard_rolling.py [--duration 0.9] [--rtol 1e-5] [--cloth-damping-ratios 0 1] [--factors 5 2 1]
                                        [--resting X Y]
 
 One ball on ``billiard.table_model(p, 1)``, struck at 2 m/s along +x from (−0.9, 0) m without spin (``diffimpact
@@ -19,17 +19,20 @@ J/(m a²)); then x(T) = ½ μ g k² v0² + ρ v0 T beyond the start and dx/dv0 =
 """
 
 import argparse
+import sys
+from pathlib import Path
 
 import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-import _errors
-from diffimpact.multibody import simulate, step_control
-from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
-from slide_to_roll import rolling_ratio
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import _errors  # noqa: E402
+from diffimpact.multibody import simulate, step_control  # noqa: E402
+from diffimpact.reproduce import table  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
+from slide_to_roll import rolling_ratio  # noqa: E402
 
 SPEED, START = 2.0, (-0.9, 0.0)
 

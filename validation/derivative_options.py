@@ -1,6 +1,6 @@
 """Check: `simulate`'s derivatives in both modes through every formulation and the options that change a run.
 
-    python benchmarks/derivative_options.py          # about 10 min on 2 cores
+    python validation/derivative_options.py          # about 10 min on 2 cores
 
 Two runs, each differentiated by reverse mode (``jax.grad``, diffrax's default adjoint) and by forward mode
 (``jax.jvp`` with ``diffrax.ForwardMode()``), against central differences (relative step 1e-5) of the same
@@ -23,15 +23,18 @@ adopted)", its paragraph
 """
 
 import argparse
+import sys
+from pathlib import Path
 
 import diffrax
 import jax
 import jax.numpy as jnp
 
-import _errors
-from diffimpact.contact.friction import Coulomb
-from diffimpact.contact.normal import HertzLinearDamper
-from diffimpact.multibody import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import _errors  # noqa: E402
+from diffimpact.contact.friction import Coulomb  # noqa: E402
+from diffimpact.contact.normal import HertzLinearDamper  # noqa: E402
+from diffimpact.multibody import (  # noqa: E402
     AugmentedLagrangian,
     Baumgarte,
     CirclePlane,
@@ -44,7 +47,7 @@ from diffimpact.multibody import (
     State,
     simulate,
 )
-from diffimpact.scenes import double_pendulum
+from diffimpact.scenes import double_pendulum  # noqa: E402
 
 MASS, RADIUS = 0.5, 0.05
 FORMULATIONS = (LagrangeMultipliers(), Baumgarte(), AugmentedLagrangian(), DirectCorrection())

@@ -1,6 +1,6 @@
 """Benchmark: how much the 16-ball break's energy rises, against the tolerance.
 
-    python benchmarks/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--cloth-damping ZETA]
+    python validation/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--cloth-damping ZETA]
                                      [--error-norm max] [--contact-steps [FAMILY ...]]
                                      [--friction-steps [FAMILY ...]] [--cloth-located]
 
@@ -27,16 +27,19 @@ scene; the landings on the cloth".
 """
 
 import argparse
+import sys
+from pathlib import Path
 
 import equinox as eqx
 import jax
 import numpy as np
 
-import _bounds
-import random_shots
-from diffimpact.multibody import LagrangeMultipliers, simulate
-from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _bounds
+import _bounds  # noqa: E402
+import random_shots  # noqa: E402
+from diffimpact.multibody import LagrangeMultipliers, simulate  # noqa: E402
+from diffimpact.reproduce import table  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
 
 
 def main():

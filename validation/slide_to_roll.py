@@ -1,6 +1,6 @@
 """Benchmark: a ball launched sliding on the table's cloth, its rolling speed against the closed form, by tolerance.
 
-    python benchmarks/slide_to_roll.py [--speeds 1 2 3] [--duration 0.8] [--rtols 1e-3 1e-4 1e-5]
+    python validation/slide_to_roll.py [--speeds 1 2 3] [--duration 0.8] [--rtols 1e-3 1e-4 1e-5]
                                        [--error-norm max] [--friction-steps cloth] [--friction-step C]
                                        [--passage-step C] [--contact-steps [FAMILY ...]]
 
@@ -21,15 +21,18 @@ half the duration and at its end, against the closed form. docs/results/shot.md,
 """
 
 import argparse
+import sys
+from pathlib import Path
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
-import _bounds
-from diffimpact.multibody import simulate
-from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _bounds
+import _bounds  # noqa: E402
+from diffimpact.multibody import simulate  # noqa: E402
+from diffimpact.reproduce import table  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
 
 START = (-1.2, 0.0)
 

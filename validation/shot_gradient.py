@@ -1,7 +1,7 @@
 """Benchmark: the derivatives of a shot on the full table with respect to the cue's strike and the table's
 parameters, against central differences.
 
-    python benchmarks/shot_gradient.py [--shot readme|default] [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
+    python validation/shot_gradient.py [--shot readme|default] [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]
                                        [--steps 1e-4 1e-5 1e-6] [--parameters ball_restitution cloth_friction]
                                        [--bounded-tangent-errors] [--nose] [--cloth-damping-ratio ZETA]
 
@@ -28,7 +28,9 @@ into rolling at the table's tolerance", "The shot's sensitivity to the table's p
 
 import argparse
 import dataclasses
+import sys
 import time
+from pathlib import Path
 
 import diffrax
 import equinox as eqx
@@ -36,10 +38,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import _errors
-from diffimpact.multibody import simulate
-from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import _errors  # noqa: E402
+from diffimpact.multibody import simulate  # noqa: E402
+from diffimpact.reproduce import table  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
 
 #: ``--shot``'s shots: (cue ball, object ball, pocket), struck at ``table.SHOT_SPEED`` without spin. "readme": the
 #: README's; "default": ``diffimpact shot``'s defaults (over its 4 s the yellow ball drops, the cue ball rebounds

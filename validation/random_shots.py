@@ -1,6 +1,6 @@
 """Benchmark: random shots on the full 16-ball table, checked for what any shot must keep.
 
-    python benchmarks/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
+    python validation/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]
                                       [--rtol RTOL] [--reference RTOL] [--reference-time T] [--error-norm rms|max]
                                       [--contact-steps [FAMILY ...]] [--friction-steps [FAMILY ...]]
@@ -49,16 +49,19 @@ docs/design/step-control.md, "Fast spins: a step turns a ball by at most a radia
 
 import argparse
 import dataclasses
+import sys
 import time
+from pathlib import Path
 
 import equinox as eqx
 import jax
 import numpy as np
 
-import _bounds
-from diffimpact.multibody import Baumgarte, angular_velocity, simulate
-from diffimpact.reproduce import table
-from diffimpact.scenes import billiard
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _bounds
+import _bounds  # noqa: E402
+from diffimpact.multibody import Baumgarte, angular_velocity, simulate  # noqa: E402
+from diffimpact.reproduce import table  # noqa: E402
+from diffimpact.scenes import billiard  # noqa: E402
 
 MAX_EVENTS = 2000
 
