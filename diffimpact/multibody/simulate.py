@@ -128,7 +128,7 @@ ERROR_NORM = optx.rms_norm
 #: none are given). Every slot of the scan of segments keeps its own, used or not, and diffrax's default for a solve
 #: of ``max_steps`` steps, √(2 max_steps) of them, held 16 GB and took 8.6 s for the derivative of one ball's 0.9-s
 #: shot on the table (``max_steps`` 10⁷, 2,001 slots), against 2.4 GB and 0.47 s with 16 (``python
-#: benchmarks/reverse_mode.py``; docs/design/derivatives.md, "Reverse-mode derivatives through friction").
+#: validation/reverse_mode.py``; docs/design/derivatives.md, "Reverse-mode derivatives through friction").
 SEGMENT_CHECKPOINTS = 16
 
 #: Most save times one segment carries: a segment that reaches the last of its window without an event ends

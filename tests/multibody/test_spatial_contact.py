@@ -137,7 +137,7 @@ def test_a_ball_spinning_fast_keeps_its_spin_and_energy_at_a_loose_tolerance(con
     Under the table's Baumgarte feedback (α = β = 20, ``table.FORMULATION``), without that bound the error
     control alone takes steps of about 2.4 rad and the energy is 11 % off within the second (``python
     benchmarks/spinning_ball.py --formulation table``, docs/design/table-settings.md, "A ball's inertia under a
-    drift of |p|"); on the table, a cue ball that fell spinning through a pocket (``benchmarks/random_shots.py``,
+    drift of |p|"); on the table, a cue ball that fell spinning through a pocket (``validation/random_shots.py``,
     seed 1, shot 5) lost a fifth of its energy. A run with contacts bounds the steps in its segments' controller, one
     without in a controller of its own. ``SPIN_STEP`` changed in the process bounds the next run (read where the
     run is traced, it is part of the compiled run's key: the program traced with the old value is not reused).
