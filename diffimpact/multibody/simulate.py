@@ -347,7 +347,7 @@ def simulate(
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
         it adds about a quarter to the compile time of a contact model and
-        costs run time at every save time (``benchmarks/contact_history.py``).
+        costs run time at every save time (measured side by side on the table's break).
         Only for models with ``Contact``s.
 
     Returns
@@ -619,7 +619,7 @@ def _depending_on(tree, anchor):
     in its state, gains them one segment later and in the laws set at onsets one more, so the whole segment
     (solver, events, impacts) was linearised three times. Tied to the inputs from the start, once: the
     four-ball break's ``jacfwd`` traces in 31–32 s instead of 51–56 s, a ball's reverse-mode rebound in 22–24 s
-    instead of 29–31 s (``benchmarks/derivative_trace.py``, docs/design/derivatives.md). Where nothing of ``anchor`` is
+    instead of 29–31 s (docs/design/derivatives.md, "Derivatives traced once"). Where nothing of ``anchor`` is
     differentiated or batched, nothing changes; no value changes anywhere.
     """
     link = sum(jnp.sum(x) for x in jax.tree.leaves(anchor) if eqx.is_inexact_array(x))

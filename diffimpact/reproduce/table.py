@@ -7,7 +7,8 @@ materials and laws of the ``formulations`` study) from ``break_state``
 (10.729 m/s along +x), integrated with contact events (``FORMULATION``:
 Baumgarte's stabilisation at α = β = 20 1/s; rtol = 1e-3, atol = 1e-6:
 Matlab's defaults, as in that study, under diffrax's root-mean-square error
-norm, about ode45's rtol = 1e-2 here: ``benchmarks/error_norm.py``; the
+norm, about ode45's rtol = 1e-2 here: docs/design/table-settings.md, "A
+ball's inertia under a drift of |p|; the error norm at table scale"; the
 steps also bounded by the closed ball–cushion contacts, ``CONTACT_STEPS``). Writes
 
 * ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
@@ -29,7 +30,8 @@ Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
 these tolerances: the solver's error in ṗ along p (an allowed 1e-3 of |ṗ| ≈
 ω/2, some 100 1/s for a rolling ball) is never corrected by the Lagrange
 multipliers, so |p| leaves 1 and keeps leaving: 21 by 4 s of the break
-(``python benchmarks/break_events.py --formulation lagrange --duration 4``).
+(docs/design/table-settings.md, "A ball's inertia under a drift of
+|p|").
 The motion does not see it: the rotation, the spins and the inertia are
 those of p/|p| (``diffimpact.multibody.bodies``). But a run should not carry
 coordinates that grow without bound, and Baumgarte's feedback at α = β = 20

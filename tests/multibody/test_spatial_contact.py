@@ -135,12 +135,12 @@ def test_a_ball_spinning_fast_keeps_its_spin_and_energy_at_a_loose_tolerance(con
     """A torque-free sphere keeps ω: at 490 rad/s and rtol = 1e-3 the steps turn it by at most ``SPIN_STEP``.
 
     Under the table's Baumgarte feedback (α = β = 20, ``table.FORMULATION``), without that bound the error
-    control alone takes steps of about 2.4 rad and the energy is 11 % off within the second (``python
-    benchmarks/spinning_ball.py --formulation table``, docs/design/table-settings.md, "A ball's inertia under a
-    drift of |p|"); on the table, a cue ball that fell spinning through a pocket (``validation/random_shots.py``,
-    seed 1, shot 5) lost a fifth of its energy. A run with contacts bounds the steps in its segments' controller, one
-    without in a controller of its own. ``SPIN_STEP`` changed in the process bounds the next run (read where the
-    run is traced, it is part of the compiled run's key: the program traced with the old value is not reused).
+    control alone takes steps of about 2.4 rad and the energy is 11 % off within the second
+    (docs/design/table-settings.md, "A ball's inertia under a drift of |p|"); on the table, a cue ball that fell
+    spinning through a pocket (``validation/random_shots.py``, seed 1, shot 5) lost a fifth of its energy. A run
+    with contacts bounds the steps in its segments' controller, one without in a controller of its own.
+    ``SPIN_STEP`` changed in the process bounds the next run (read where the run is traced, it is part of the
+    compiled run's key: the program traced with the old value is not reused).
     """
     omega = 490.0 * np.array([-0.72, 0.25, 0.65]) / np.linalg.norm([-0.72, 0.25, 0.65])
     state = state_of(ball_block(NORMAL, np.zeros(3), omega))  # 1 m from the plane, at rest, no gravity
