@@ -1,4 +1,4 @@
-"""Benchmark: how much the 16-ball break's energy rises, against the tolerance.
+"""Check: how much the 16-ball break's energy rises, against the tolerance.
 
     python validation/energy_rise.py [--duration 4] [--rtols 1e-3 1e-4 1e-5] [--shot K] [--cloth-damping ZETA]
                                      [--error-norm max] [--contact-steps [FAMILY ...]]

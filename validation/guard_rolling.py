@@ -1,4 +1,4 @@
-"""Benchmark: the friction guard on a ball that slides into rolling on the full table, against the closed form.
+"""Check: the friction guard on a ball that slides into rolling on the full table, against the closed form.
 
     python validation/guard_rolling.py [--duration 0.9] [--rtol 1e-5] [--cloth-damping-ratios 0 1] [--factors 5 2 1]
                                        [--resting X Y]

@@ -1,4 +1,4 @@
-"""Benchmark: random shots on the full 16-ball table, checked for what any shot must keep.
+"""Check: random shots on the full 16-ball table, for what any shot must keep.
 
     python validation/random_shots.py [--seed 1] [--shots 15] [--mode cue|many] [--duration 3]
                                       [--cloth-damping-ratio ZETA] [--max-steps N] [--spin-step ANGLE]

@@ -1,4 +1,4 @@
-"""Benchmark: reverse-mode derivatives through the cloth's friction on the table, against the closed form, and
+"""Check: reverse-mode derivatives through the cloth's friction on the table, against the closed form, and
 what they hold in memory.
 
     python validation/reverse_mode.py [--duration 0.9] [--rtol 1e-5] [--resting X Y] [--max-events 2000]

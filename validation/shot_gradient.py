@@ -1,4 +1,4 @@
-"""Benchmark: the derivatives of a shot on the full table with respect to the cue's strike and the table's
+"""Check: the derivatives of a shot on the full table with respect to the cue's strike and the table's
 parameters, against central differences.
 
     python validation/shot_gradient.py [--shot readme|default] [--duration 0.4] [--rtols 1e-5 1e-7] [--reference-rtol 1e-10]

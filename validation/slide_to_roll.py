@@ -1,4 +1,4 @@
-"""Benchmark: a ball launched sliding on the table's cloth, its rolling speed against the closed form, by tolerance.
+"""Check: a ball launched sliding on the table's cloth, its rolling speed against the closed form, by tolerance.
 
     python validation/slide_to_roll.py [--speeds 1 2 3] [--duration 0.8] [--rtols 1e-3 1e-4 1e-5]
                                        [--error-norm max] [--friction-steps cloth] [--friction-step C]
