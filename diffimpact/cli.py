@@ -223,7 +223,8 @@ def _checked_message(error):
 
 
 def _import_jax():
-    """Import JAX (and with it NumPy and jaxlib) with SIGINT held back, then let a held Ctrl-C through.
+    """Import JAX (and with it NumPy and jaxlib) and ``diffimpact.configure()`` it, with SIGINT held back, then let
+    a held Ctrl-C through.
 
     A ``KeyboardInterrupt`` raised while NumPy's or jaxlib's extension modules initialise is not always
     survivable: NumPy prints a traceback of its own, and the process may abort (134) or crash (139). Held back
@@ -232,7 +233,9 @@ def _import_jax():
     """
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        import jax  # noqa: F401
+        import diffimpact
+
+        diffimpact.configure()  # imports JAX; float64 and the CPU cap before any computation
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
@@ -367,9 +370,7 @@ def main(argv=None):
     label = f"diffimpact {command}{f' {name}' if command in _STUDY_COMMANDS and name else ''}"
     args = None
     previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
-    try:  # from the first import of JAX on: ``import diffimpact`` itself loads none (see the package docstring)
-        import diffimpact  # noqa: F401  (enables float64 before any computation)
-
+    try:  # from the first import of JAX on (``_import_jax``)
         registry = None
         if command in _STUDY_COMMANDS:
             _import_jax()
