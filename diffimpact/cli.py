@@ -295,6 +295,7 @@ def _add_studies(parser, command, registry):
         study.add_argument("--out", default="out", help="output directory (default: out)")
         study.add_argument("--quick", action="store_true", help=_STUDY_COMMANDS[command][1])
         study.add_argument("--quiet", action="store_true", help="no progress bars (the summary lines are printed)")
+        _add_no_cache(study)
         if name in takers:
             study.add_argument("--data", metavar="CSV", help="your own measurements (the columns above)")
             study.add_argument("--drop-bad-rows", action="store_true",
@@ -302,6 +303,27 @@ def _add_studies(parser, command, registry):
         elif command == "fit":
             study.add_argument("--data", action=_NotTaken, takers=takers)
             study.add_argument("--drop-bad-rows", action=_NotTaken, takers=takers, nargs=0)
+
+
+def _add_no_cache(parser):
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compile every program anew instead of reading and storing compiled programs in the "
+                             "cache folder (diffimpact cache info; DIFFIMPACT_NO_CACHE=1 does the same)")
+
+
+def _cache(args):
+    """``diffimpact cache info`` or ``clear``: the folder of compiled programs, its files and their size."""
+    from diffimpact import cache
+
+    path, files, size = (cache.info if args.action == "info" else cache.clear)()
+    state = "" if path.is_dir() or args.action == "clear" else " (not created yet)"
+    verb = "removed" if args.action == "clear" else "holds"
+    print(f"{path}{state}: {verb} {files} files, {size / 1e6:.1f} MB")
+    if args.action == "info":
+        off = f"; {cache.OFF_VARIABLE} is set, so the command line does not use it" if cache.turned_off() else ""
+        print(f"(the folder: ${cache.FOLDER_VARIABLE}, else $XDG_CACHE_HOME/diffimpact/jax or "
+              f"~/.cache/diffimpact/jax{off})")
+    return 0
 
 
 def _parser(study_command=None, registry=None):
@@ -354,6 +376,14 @@ def _parser(study_command=None, registry=None):
                            "ball_restitution, cloth_friction, cushion_friction, ball_modulus; a wrong NAME lists "
                            "them), in forward mode with friction_steps and contact_steps (shot-sensitivity.csv)")
     shot.add_argument("--out", default="out", help="output directory (default: out)")
+    _add_no_cache(shot)
+    cache = commands.add_parser(
+        "cache", help="show or empty the folder of compiled programs that commands read back instead of compiling",
+        description="The command line keeps the programs JAX compiles in a folder (JAX's persistent compilation "
+                    "cache) and reads them back in later runs instead of compiling them again: info shows the "
+                    "folder, its files and their size; clear empties it. The folder is $DIFFIMPACT_CACHE_DIR, "
+                    "else $XDG_CACHE_HOME/diffimpact/jax or ~/.cache/diffimpact/jax.")
+    cache.add_argument("action", choices=("info", "clear"))
     return parser
 
 
@@ -380,8 +410,15 @@ def main(argv=None):
             status = 2
         else:
             args = _parser(command, registry).parse_args(arguments)
-            _import_jax()
-            status = _shot(args) if args.command == "shot" else _run(args, registry)
+            if args.command == "cache":
+                status = _cache(args)
+            else:
+                _import_jax()
+                from diffimpact import cache
+
+                if not (getattr(args, "no_cache", False) or cache.turned_off()):
+                    cache.enable()
+                status = _shot(args) if args.command == "shot" else _run(args, registry)
     except KeyboardInterrupt:
         out = getattr(args, "out", None)
         written = "" if out is None else f"; files already written in {out} are complete"

@@ -18,6 +18,10 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false --xla_backend_optimization_level=0"
 ).strip()
 
+# The command lines the tests run (in-process and as children) compile afresh and leave the user's cache folder
+# alone: tests/test_cli.py checks the cache on folders of its own.
+os.environ["DIFFIMPACT_NO_CACHE"] = "1"
+
 import diffimpact  # noqa: E402
 
 diffimpact.configure()  # float64 and the CPU cap, as a user's first call would
