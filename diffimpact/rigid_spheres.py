@@ -91,6 +91,7 @@ from diffimpact._validation import (
     check_real,
     is_concrete,
     refuse_where,
+    require_float64,
     unit_vector,
 )
 from diffimpact.impulse._problem import kinetic_energy_change
@@ -373,6 +374,7 @@ def simulate(scene, state, dt, steps, *, error_reduction=0.0, sweeps=50):
     A ``Trajectory``. Concrete bad input raises ``ValueError`` naming the
     argument; under ``jit`` the same checks raise when run.
     """
+    require_float64("diffimpact.rigid_spheres.simulate")
     dt = check_positive("dt", dt)
     error_reduction = check_range("error_reduction", error_reduction, 0.0, 1.0, high_open=True)
     steps = check_count("steps", steps, 1)

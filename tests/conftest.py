@@ -18,6 +18,14 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false --xla_backend_optimization_level=0"
 ).strip()
 
+# The command lines the tests run (in-process and as children) compile afresh and leave the user's cache folder
+# alone: tests/test_cli.py checks the cache on folders of its own.
+os.environ["DIFFIMPACT_NO_CACHE"] = "1"
+
+import diffimpact  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, as a user's first call would
+
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -127,7 +135,7 @@ def check_gamma():
 
 
 def _without_fma():
-    """Whether XLA's CPU code has no fused multiply-adds: x86-64 capped at AVX or below (``diffimpact``'s docstring)."""
+    """Whether XLA's CPU code has no fused multiply-adds: x86-64 capped at AVX or below (``diffimpact.configure``)."""
     isa = re.search(r"--xla_cpu_max_isa=(\w+)", os.environ.get("XLA_FLAGS", ""))
     return platform.machine().lower() in ("x86_64", "amd64") and isa is not None and isa.group(1) in ("AVX", "SSE4_2")
 

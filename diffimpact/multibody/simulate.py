@@ -78,7 +78,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where
+from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where, require_float64
 from diffimpact.contact.normal import NormalForceLaw
 from diffimpact.multibody import _progress, step_control
 from diffimpact.multibody.contact import Contact
@@ -354,6 +354,7 @@ def simulate(
     -------
     ``Trajectory``.
     """
+    require_float64("diffimpact.multibody.simulate")
     if not isinstance(formulation, Formulation):
         raise TypeError(
             "formulation must be an instance of a diffimpact.multibody Formulation "

@@ -70,7 +70,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from diffimpact._validation import check_positive, check_range
+from diffimpact._validation import check_positive, check_range, require_float64
 from diffimpact.contact.friction import Coulomb
 from diffimpact.impulse import routh
 from diffimpact.multibody import (
@@ -161,6 +161,7 @@ def minimal_energy(p, psi, dpsi):
 @eqx.filter_jit
 def simulate_minimal(p, psi0, dpsi0, save_times, rtol=1e-10, atol=1e-10):
     """Integrate A ψ̈ = Q ([Sypniewska-Kamińska 2017], eqs. (3)–(5)) with Tsit5; returns ψ, ψ̇ at ``save_times``."""
+    require_float64("diffimpact.scenes.double_pendulum.simulate_minimal")
 
     def vector_field(t, y, args):
         psi, dpsi = y
@@ -361,6 +362,7 @@ def simulate_routh(p, obstacle, save_times, max_collisions=64):
     (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺, case), the case of Fig. 4 of [Sypniewska-Kamińska 2017]
     (0–4 for a–e, ``routh.CASES``).
     """
+    require_float64("diffimpact.scenes.double_pendulum.simulate_routh")
     save_times = jnp.asarray(save_times, dtype=float)
     t, t_end = float(save_times[0]), float(save_times[-1])
     psi, dpsi = jnp.array(INITIAL_ANGLES, dtype=float), jnp.array(INITIAL_RATES, dtype=float)
