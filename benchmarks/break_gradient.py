@@ -115,6 +115,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 import _bounds
 import _errors
 from _kernels import profile
@@ -123,6 +124,8 @@ from diffimpact.contact import Coulomb
 from diffimpact.multibody import simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 BALLS = 4
 SPEED = 10.729

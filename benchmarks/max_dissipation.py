@@ -31,10 +31,13 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.optimize import minimize
 
+import diffimpact
 from diffimpact import rigid_spheres
 from diffimpact.impulse.max_dissipation import single_contact
 from diffimpact.reproduce.max_dissipation import POURED, poured_scene
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 
 def problems(count, seed=0):

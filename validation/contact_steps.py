@@ -19,8 +19,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 from diffimpact.contact.normal import Hertz
 from diffimpact.multibody import CirclePlane, Contact, Gravity, LagrangeMultipliers, Model, PlanarBody, State, simulate
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 MASS, RADIUS, STIFFNESS, G, HEIGHT = 0.5, 0.05, 1e7, 9.81, 0.05
 

@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import diffimpact  # noqa: E402
 import _errors  # noqa: E402
 from diffimpact.contact.friction import Coulomb  # noqa: E402
 from diffimpact.contact.normal import HertzLinearDamper  # noqa: E402
@@ -48,6 +49,8 @@ from diffimpact.multibody import (  # noqa: E402
     simulate,
 )
 from diffimpact.scenes import double_pendulum  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 MASS, RADIUS = 0.5, 0.05
 FORMULATIONS = (LagrangeMultipliers(), Baumgarte(), AugmentedLagrangian(), DirectCorrection())

@@ -35,11 +35,14 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _bounds
+import diffimpact  # noqa: E402
 import _bounds  # noqa: E402
 import random_shots  # noqa: E402
 from diffimpact.multibody import LagrangeMultipliers, simulate  # noqa: E402
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 
 def main():

@@ -28,11 +28,14 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import diffimpact  # noqa: E402
 import _errors  # noqa: E402
 from diffimpact.multibody import simulate, step_control  # noqa: E402
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
 from slide_to_roll import rolling_ratio  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 SPEED, START = 2.0, (-0.9, 0.0)
 

@@ -35,10 +35,13 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import diffimpact  # noqa: E402
 import _errors  # noqa: E402
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
 from guard_rolling import SPEED, START, closed_form, struck_x  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 
 def one(args):

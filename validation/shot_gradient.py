@@ -39,10 +39,13 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _errors
+import diffimpact  # noqa: E402
 import _errors  # noqa: E402
 from diffimpact.multibody import simulate  # noqa: E402
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 #: ``--shot``'s shots: (cue ball, object ball, pocket), struck at ``table.SHOT_SPEED`` without spin. "readme": the
 #: README's; "default": ``diffimpact shot``'s defaults (over its 4 s the yellow ball drops, the cue ball rebounds

@@ -29,10 +29,13 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # the benchmarks' helper _bounds
+import diffimpact  # noqa: E402
 import _bounds  # noqa: E402
 from diffimpact.multibody import simulate  # noqa: E402
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 START = (-1.2, 0.0)
 
