@@ -1,7 +1,8 @@
 """Rigid balls on a billiard table, simulated from event to event with the motion in between in closed form
 ([Leckie 2005]); see docs/design/rigid-engine.md.
 
-``motion``: the balls' states (``Balls``, ``Parameters``) and their motion between events.
+``motion``: the balls' states (``Balls``, ``Parameters``) and their motion between events; ``roots``: when a
+polynomial of degree ≤ 4 first reaches zero, with exact derivatives.
 """
 
 from diffimpact.billiards.rigid.motion import (
@@ -25,9 +26,10 @@ from diffimpact.billiards.rigid.motion import (
     trajectory_coefficients,
     transition_times,
 )
+from diffimpact.billiards.rigid.roots import first_crossing, quadratic_roots
 
 __all__ = [
     "MOTION_NAMES", "POCKETED", "ROLLING", "SLIDING", "SPINNING", "STATIONARY", "Ball", "Balls", "Parameters",
-    "acceleration", "ball_states", "end_state", "evolve", "kinetic_energy", "moves", "settle", "slip",
-    "trajectory_coefficients", "transition_times",
+    "acceleration", "ball_states", "end_state", "evolve", "first_crossing", "kinetic_energy", "moves",
+    "quadratic_roots", "settle", "slip", "trajectory_coefficients", "transition_times",
 ]
