@@ -2,9 +2,23 @@
 ([Leckie 2005]); see docs/design/rigid-engine.md.
 
 ``motion``: the balls' states (``Balls``, ``Parameters``) and their motion between events; ``roots``: when a
-polynomial of degree ≤ 4 first reaches zero, with exact derivatives.
+polynomial of degree ≤ 4 first reaches zero, with exact derivatives; ``detection``: the table (``Table``) and every
+candidate event's time as arrays.
 """
 
+from diffimpact.billiards.rigid.detection import (
+    BALL_BALL,
+    BALL_CUSHION,
+    BALL_POCKET,
+    EVENT_NAMES,
+    TRANSITION,
+    Event,
+    EventTimes,
+    Table,
+    ball_pairs,
+    event_times,
+    next_event,
+)
 from diffimpact.billiards.rigid.motion import (
     MOTION_NAMES,
     POCKETED,
@@ -29,6 +43,8 @@ from diffimpact.billiards.rigid.motion import (
 from diffimpact.billiards.rigid.roots import first_crossing, quadratic_roots
 
 __all__ = [
+    "BALL_BALL", "BALL_CUSHION", "BALL_POCKET", "EVENT_NAMES", "TRANSITION", "Event", "EventTimes", "Table",
+    "ball_pairs", "event_times", "next_event",
     "MOTION_NAMES", "POCKETED", "ROLLING", "SLIDING", "SPINNING", "STATIONARY", "Ball", "Balls", "Parameters",
     "acceleration", "ball_states", "end_state", "evolve", "first_crossing", "kinetic_energy", "moves",
     "quadratic_roots", "settle", "slip", "trajectory_coefficients", "transition_times",
