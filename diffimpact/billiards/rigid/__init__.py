@@ -3,9 +3,13 @@
 
 ``motion``: the balls' states (``Balls``, ``Parameters``) and their motion between events; ``roots``: when a
 polynomial of degree ≤ 4 first reaches zero, with exact derivatives; ``detection``: the table (``Table``) and every
-candidate event's time as arrays.
+candidate event's time as arrays; ``ball_ball``, ``ball_cushion``, ``ball_pocket``: one interface per kind of
+event and its first model; ``engine``: the event loop (``simulate``, ``Engine``, ``Shot``) and ``states_at``.
 """
 
+from diffimpact.billiards.rigid.ball_ball import BallBallModel, Frictionless
+from diffimpact.billiards.rigid.ball_cushion import BallCushionModel, StickingFriction
+from diffimpact.billiards.rigid.ball_pocket import BallPocketModel, Capture
 from diffimpact.billiards.rigid.detection import (
     BALL_BALL,
     BALL_CUSHION,
@@ -18,6 +22,17 @@ from diffimpact.billiards.rigid.detection import (
     ball_pairs,
     event_times,
     next_event,
+)
+from diffimpact.billiards.rigid.engine import (
+    EVENTS_EXHAUSTED,
+    FINISHED,
+    START,
+    UNUSED,
+    Engine,
+    EventBudgetExceeded,
+    Shot,
+    simulate,
+    states_at,
 )
 from diffimpact.billiards.rigid.motion import (
     MOTION_NAMES,
@@ -35,6 +50,7 @@ from diffimpact.billiards.rigid.motion import (
     evolve,
     kinetic_energy,
     moves,
+    rolling_spin,
     settle,
     slip,
     trajectory_coefficients,
@@ -43,9 +59,12 @@ from diffimpact.billiards.rigid.motion import (
 from diffimpact.billiards.rigid.roots import first_crossing, quadratic_roots
 
 __all__ = [
+    "BallBallModel", "BallCushionModel", "BallPocketModel", "Capture", "Frictionless", "StickingFriction",
+    "EVENTS_EXHAUSTED", "FINISHED", "START", "UNUSED", "Engine", "EventBudgetExceeded", "Shot", "simulate",
+    "states_at",
     "BALL_BALL", "BALL_CUSHION", "BALL_POCKET", "EVENT_NAMES", "TRANSITION", "Event", "EventTimes", "Table",
     "ball_pairs", "event_times", "next_event",
     "MOTION_NAMES", "POCKETED", "ROLLING", "SLIDING", "SPINNING", "STATIONARY", "Ball", "Balls", "Parameters",
     "acceleration", "ball_states", "end_state", "evolve", "first_crossing", "kinetic_energy", "moves",
-    "quadratic_roots", "settle", "slip", "trajectory_coefficients", "transition_times",
+    "quadratic_roots", "rolling_spin", "settle", "slip", "trajectory_coefficients", "transition_times",
 ]

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where
-from diffimpact.billiards.rigid.motion import POCKETED, moves, trajectory_coefficients, transition_times
+from diffimpact.billiards.rigid.motion import POCKETED, _turned, moves, trajectory_coefficients, transition_times
 from diffimpact.billiards.rigid.roots import first_crossing
 
 #: Event-kind codes of ``Event.kind``.
@@ -123,7 +123,7 @@ def _distance_quartic(relative, magnitude, reach):
 def cushion_normals(table):
     """(K, 2): each cushion segment's unit normal, (−d_y, d_x)/|d| for d = B − A."""
     direction = table.cushions[:, 1] - table.cushions[:, 0]
-    return jnp.stack([-direction[:, 1], direction[:, 0]], axis=-1) / _length(direction)[:, None]
+    return _turned(direction) / _length(direction)[:, None]
 
 
 def event_times(balls, params, table):

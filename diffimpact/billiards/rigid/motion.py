@@ -180,10 +180,20 @@ def _unit(vector):
     return jnp.where(norm[..., None] > 0, vector / jnp.where(norm > 0, norm, 1.0)[..., None], 0.0)
 
 
+def _turned(vector):
+    """ẑ × x on the cloth: x (…, 2) turned a quarter turn anticlockwise, (−x_y, x_x)."""
+    return jnp.stack([-vector[..., 1], vector[..., 0]], axis=-1)
+
+
+def rolling_spin(velocity, radius):
+    """The angular velocity (…, 3) of a ball rolling at ``velocity`` (…, 2): (−v_y, v_x, 0)/R, u = 0 in (M1)."""
+    velocity = jnp.asarray(velocity, float)
+    return jnp.concatenate([_turned(velocity) / radius, jnp.zeros_like(velocity[..., :1])], axis=-1)
+
+
 def slip(balls, params):
     """The contact point's slip velocity u = v + ω × (−R ẑ), eq. (M1), (n, 2) (m/s)."""
-    w = balls.angular_velocity
-    return balls.velocity + params.radius * jnp.stack([-w[:, 1], w[:, 0]], axis=-1)
+    return balls.velocity + params.radius * _turned(balls.angular_velocity[:, :2])
 
 
 def acceleration(balls, params):
@@ -221,10 +231,10 @@ def evolve(balls, params, time):
     w = balls.angular_velocity
     slip_direction = _unit(slip(balls, params))
     torque_rate = params.sliding_friction * params.mass * params.gravity * params.radius / params.inertia
-    sliding_spin = w[:, :2] + torque_rate * t[:, None] * jnp.stack([-slip_direction[:, 1], slip_direction[:, 0]], -1)
-    rolling_spin = jnp.stack([-velocity[:, 1], velocity[:, 0]], axis=-1) / params.radius
+    sliding = w[:, :2] + torque_rate * t[:, None] * _turned(slip_direction)
+    rolling = _turned(velocity) / params.radius
     motion = balls.motion[:, None]
-    horizontal = jnp.where(motion == SLIDING, sliding_spin, jnp.where(motion == ROLLING, rolling_spin, w[:, :2]))
+    horizontal = jnp.where(motion == SLIDING, sliding, jnp.where(motion == ROLLING, rolling, w[:, :2]))
     vertical = _decayed_spin(w[:, 2], params.spin_deceleration(), t)
     vertical = jnp.where(balls.motion == POCKETED, w[:, 2], vertical)
     angular_velocity = jnp.concatenate([horizontal, vertical[:, None]], axis=-1)
@@ -261,9 +271,8 @@ def settle(balls, params, which, *, rest_speed=1e-12):
     code = jnp.where(which & (balls.motion != POCKETED), code, balls.motion)
     still = ((code == SPINNING) | (code == STATIONARY))[:, None]
     velocity = jnp.where(still, 0.0, balls.velocity)
-    rolling_spin = jnp.stack([-balls.velocity[:, 1], balls.velocity[:, 0]], axis=-1) / params.radius
-    horizontal = jnp.where(still, 0.0, jnp.where((code == ROLLING)[:, None], rolling_spin,
-                                                   balls.angular_velocity[:, :2]))
+    rolling = _turned(balls.velocity) / params.radius
+    horizontal = jnp.where(still, 0.0, jnp.where((code == ROLLING)[:, None], rolling, balls.angular_velocity[:, :2]))
     vertical = jnp.where(code == STATIONARY, 0.0, balls.angular_velocity[:, 2])
     return Balls(balls.position, velocity, jnp.concatenate([horizontal, vertical[:, None]], axis=-1), code)
 
@@ -273,9 +282,9 @@ def end_state(balls, params, which, *, rest_speed=1e-12):
     from u = 0), a rolling ball to a spin in place or rest (v = 0), a spinning ball to rest (ω_z = 0); then
     ``settle``. Removes the rounding left by ``evolve`` at τ of (M3), (M4), (M6)."""
     motion = balls.motion[:, None]
-    rolling_spin = jnp.stack([-balls.velocity[:, 1], balls.velocity[:, 0]], axis=-1) / params.radius
     pick = which[:, None]
-    horizontal = jnp.where(pick & (motion == SLIDING), rolling_spin, balls.angular_velocity[:, :2])
+    rolling = _turned(balls.velocity) / params.radius
+    horizontal = jnp.where(pick & (motion == SLIDING), rolling, balls.angular_velocity[:, :2])
     horizontal = jnp.where(pick & (motion == ROLLING), 0.0, horizontal)
     velocity = jnp.where(pick & (motion == ROLLING), 0.0, balls.velocity)
     vertical = jnp.where(which & (balls.motion == SPINNING), 0.0, balls.angular_velocity[:, 2])

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.billiards.rigid import Balls, Parameters, ball_states, evolve, transition_times
+from diffimpact.billiards.rigid import Balls, Parameters, ball_states, evolve, rolling_spin, transition_times
 from diffimpact.billiards.rigid.detection import (
     BALL_BALL,
     BALL_CUSHION,
@@ -29,11 +29,6 @@ times_jit = jax.jit(event_times)
 next_jit = jax.jit(lambda balls, table: next_event(event_times(balls, PARAMS, table)))
 
 
-def rolling(velocity):
-    velocity = np.asarray(velocity, float)
-    return [-velocity[1] / R, velocity[0] / R, 0.0]
-
-
 def rolling_time(speed, distance):
     """The time a ball rolling at ``speed`` takes to cover ``distance``: s = v t − μ_r g t²/2."""
     return (speed - np.sqrt(speed**2 - 2 * MU_R * G * distance)) / (MU_R * G)
@@ -48,7 +43,7 @@ def three_balls(position, velocity, angular_velocity, pocketed=()):
 def test_a_rolling_ball_reaches_a_resting_ball_at_the_rolling_closed_form():
     speed, gap = 1.2, 0.5
     balls = three_balls([[-0.3, 0.1], [-0.3 + 2 * R + gap, 0.1], [0.8, -0.4]],
-                        [[speed, 0.0], [0.0, 0.0], [0.0, 0.0]], [rolling([speed, 0.0]), [0, 0, 0], [0, 0, 0]])
+                        [[speed, 0.0], [0.0, 0.0], [0.0, 0.0]], [rolling_spin([speed, 0.0], R), [0, 0, 0], [0, 0, 0]])
     times = times_jit(balls, PARAMS, TABLE)
     np.testing.assert_allclose(times.ball_ball[0], rolling_time(speed, gap), rtol=1e-13)
     assert np.all(np.isinf(times.ball_ball[1:]))  # the pairs (0, 2) and (1, 2)
@@ -59,7 +54,7 @@ def test_a_rolling_ball_reaches_a_resting_ball_at_the_rolling_closed_form():
 def test_a_rolling_ball_reaches_a_cushion_and_a_pocket_at_the_rolling_closed_form():
     speed = 2.0
     balls = three_balls([[0.5, -0.2], [0.0, 0.0], [0.0, Y - 0.2]], [[speed, 0.0], [0, 0], [0.0, speed]],
-                        [rolling([speed, 0.0]), [0, 0, 0], rolling([0.0, speed])])
+                        [rolling_spin([speed, 0.0], R), [0, 0, 0], rolling_spin([0.0, speed], R)])
     times = times_jit(balls, PARAMS, TABLE)
     np.testing.assert_allclose(times.ball_cushion[0, 1], rolling_time(speed, X - R - 0.5), rtol=1e-13)
     assert np.isinf(times.ball_cushion[0, [0, 2, 3]]).all()
@@ -79,7 +74,7 @@ def test_a_cushion_counts_only_between_its_end_points():
     table = Table(cushions, TABLE.pocket_centres, TABLE.pocket_radii)
     speed = 1.0
     balls = three_balls([[0.9, -0.1], [0.9, 0.1], [0.0, 0.0]], [[speed, 0.0], [speed, 0.0], [0, 0]],
-                        [rolling([speed, 0.0]), rolling([speed, 0.0]), [0, 0, 0]])
+                        [rolling_spin([speed, 0.0], R), rolling_spin([speed, 0.0], R), [0, 0, 0]])
     times = times_jit(balls, PARAMS, table)
     assert np.isinf(times.ball_cushion[0, 1])
     np.testing.assert_allclose(times.ball_cushion[1, 1], rolling_time(speed, X - R - 0.9), rtol=1e-13)
@@ -88,7 +83,7 @@ def test_a_cushion_counts_only_between_its_end_points():
 def test_balls_at_rest_spinning_or_pocketed_meet_nothing():
     """Touching, overlapping or in a pocket's circle: without motion only the spin's end is an event."""
     balls = three_balls([[0.0, 0.0], [2 * R, 0.0], [2 * R + 0.01, 0.0]], [[0, 0], [0, 0], [3.0, 0.0]],
-                        [[0, 0, 0], [0, 0, 20.0], rolling([3.0, 0.0])], pocketed=[2])
+                        [[0, 0, 0], [0, 0, 20.0], rolling_spin([3.0, 0.0], R)], pocketed=[2])
     times = times_jit(balls, PARAMS, TABLE)
     assert np.isinf(times.ball_ball).all() and np.isinf(times.ball_cushion).all()
     assert np.isinf(times.ball_pocket).all()

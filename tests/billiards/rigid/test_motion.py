@@ -19,6 +19,7 @@ from diffimpact.billiards.rigid import (
     end_state,
     evolve,
     kinetic_energy,
+    rolling_spin,
     slip,
     transition_times,
 )
@@ -52,8 +53,8 @@ def test_draw_stun_and_follow_end_at_the_speed_that_keeps_the_angular_momentum_a
         inertia_ratio, spin_ratio):
     """Friction and the cloth's normal force act at the contact point, gravity balances the normal force: the
     angular momentum about the contact point, I ω_y + m R v_x, is the same before and after the slip, and the
-    rolling end has ω_y = v_x/R, so v_end = (m R v₀ + I ω₀) / (m R + I/R). spin_ratio = R ω₀/v₀ (−3: the ball
-    comes back; 2: overspun follow); inertia_ratio = I/(m R²) (2/3: a hollow shell)."""
+    rolling end has ω_y = v_x/R, so v_end = (m R v₀ + I ω₀) / (m R + I/R). spin_ratio = R ω₀/v₀ (−3: the
+    ball comes back; 2: overspun follow); inertia_ratio = I/(m R²) (2/3: a hollow shell)."""
     params = eqx.tree_at(lambda p: p.inertia, PARAMS, inertia_ratio * PARAMS.mass * PARAMS.radius**2)
     speed, radius, mass, inertia = 1.5, params.radius, params.mass, params.inertia
     spin = spin_ratio * speed / radius
@@ -67,7 +68,7 @@ def test_draw_stun_and_follow_end_at_the_speed_that_keeps_the_angular_momentum_a
 def test_a_rolling_ball_stops_after_v_squared_over_two_mu_r_g():
     speed, direction = 0.8, np.array([-0.28, 0.96])
     velocity = speed * direction
-    balls = one_ball(PARAMS, velocity, [-velocity[1] / PARAMS.radius, velocity[0] / PARAMS.radius, 0.0])
+    balls = one_ball(PARAMS, velocity, rolling_spin(velocity, PARAMS.radius))
     assert int(balls.motion[0]) == ROLLING
     tau = times_jit(balls, PARAMS)[0]
     np.testing.assert_allclose(tau, speed / (PARAMS.rolling_friction * G), rtol=1e-14)
@@ -95,7 +96,7 @@ def random_balls(count=40):
     spin = rng.normal(size=(count, 3)) * 60.0
     # a quarter of them rolling, a quarter spinning in place, the rest sliding
     rolling = slice(0, count // 4)
-    spin[rolling, :2] = np.stack([-velocity[rolling, 1], velocity[rolling, 0]], -1) / PARAMS.radius
+    spin[rolling, :2] = rolling_spin(velocity[rolling], PARAMS.radius)[:, :2]
     velocity[count // 4: count // 2] = 0.0
     spin[count // 4: count // 2, :2] = 0.0
     return ball_states(PARAMS, rng.normal(size=(count, 2)), velocity, spin)
