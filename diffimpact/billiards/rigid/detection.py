@@ -1,4 +1,4 @@
-r"""Every possible next event as arrays, and the earliest of them ([Leckie 2005], section "Event prediction").
+r"""Every possible next event as arrays, and the earliest of them ([Leckie 2005]).
 
 Until its next change of state each ball's centre moves on r(t) = c₀ + c₁ t
 + c₂ t² (``motion.trajectory_coefficients``), so each candidate event is the

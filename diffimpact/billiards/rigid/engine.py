@@ -1,7 +1,6 @@
 r"""The event loop of the rigid engine: from one event to the next until every ball is at rest.
 
-Each pass of a ``lax.while_loop`` ([Leckie 2005], section "Simulation
-algorithm"):
+Each pass of a ``lax.while_loop``, the event-based algorithm of [Leckie 2005]:
 
 1. every candidate event's time (``detection.event_times``) and the earliest;
 2. every ball carried to it in closed form (``motion.evolve``);

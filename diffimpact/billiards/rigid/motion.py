@@ -1,7 +1,7 @@
 r"""Balls on the cloth and their motion between events, in closed form.
 
 W. Leckie, M. Greenspan, "An event-based pool physics simulator", *Advances
-in Computer Games 11*, LNCS 4250, 247–262 (2006; conference 2005), cited as
+in Computer Games 11*, LNCS 4250 (Springer, 2006; conference 2005), cited as
 [Leckie 2005]; D. G. Alciatore, technical proofs TP 4.1 and TP 4.2 (the sliding
 ball's slip, its time to natural roll and the final speed;
 billiards.colostate.edu), cited as [Alciatore TP 4.1], [Alciatore TP 4.2]. The
@@ -16,7 +16,7 @@ point sits at −R ẑ from the centre, so it slips at
 
     u = v + ω × (−R ẑ) = (v_x − R ω_y, v_y + R ω_x).                   (M1)
 
-[Leckie 2005] (section "Motion states") sorts a ball into one of four
+[Leckie 2005] sort a ball into one of four
 states, here with a fifth for a ball that has left the table:
 
 * ``SLIDING`` (u ≠ 0): kinetic friction −μ_s m g û opposes the slip and keeps
