@@ -35,8 +35,8 @@ class BallBallModel(eqx.Module):
 class Frictionless(BallBallModel):
     """Frictionless impact of two equal balls with Newton's restitution, eq. (B1) of the module docstring.
 
-    ``restitution``: e ∈ [0, 1]; the default 0.93 is Gismeros Moreno et al.'s assumed Table 2 value, as in
-    ``diffimpact.scenes.billiard``.
+    ``restitution``: e ∈ [0, 1]; the default 0.93 is the value ``diffimpact.scenes.billiard`` assumes, after
+    Gismeros Moreno et al.'s Table 2.
     """
 
     restitution: float = 0.93

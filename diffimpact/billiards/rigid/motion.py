@@ -79,8 +79,8 @@ class Parameters(eqx.Module):
     """The balls and the cloth (SI units); every field a differentiable leaf.
 
     The defaults: a pool ball of 57.15 mm diameter and 0.17 kg, solid (I = 2mR²/5);
-    the cloth's sliding friction 0.2 (Gismeros Moreno et al.'s assumed Table 2 value,
-    as in ``diffimpact.scenes.billiard``); rolling and spinning friction 0.01 (assumed:
+    the cloth's sliding friction 0.2 (the value ``diffimpact.scenes.billiard`` assumes,
+    after Gismeros Moreno et al.'s Table 2); rolling and spinning friction 0.01 (assumed:
     the order of magnitude of measured cloths; a rolling ball at 1 m/s then runs 5.1 m,
     and a spinning ball's ω_z decays at 8.6 rad/s²).
     """

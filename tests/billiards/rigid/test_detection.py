@@ -8,7 +8,6 @@ import pytest
 from diffimpact.billiards.rigid import Balls, Parameters, ball_states, evolve, rolling_spin, transition_times
 from diffimpact.billiards.rigid.detection import (
     BALL_BALL,
-    BALL_CUSHION,
     BALL_POCKET,
     TRANSITION,
     Table,
