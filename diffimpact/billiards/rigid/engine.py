@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_count, is_concrete
+from diffimpact._validation import check_count, check_range, is_concrete
 from diffimpact.billiards.rigid.ball_ball import BallBallModel, Frictionless
 from diffimpact.billiards.rigid.ball_cushion import BallCushionModel, StickingFriction
 from diffimpact.billiards.rigid.ball_pocket import BallPocketModel, Capture
@@ -73,12 +73,14 @@ class Engine(eqx.Module):
     rest_speed: float = 1e-12
 
     def __check_init__(self):
-        """Each model an instance of its interface; ``max_events`` ≥ 1."""
+        """Each model an instance of its interface; ``max_events`` ≥ 1; ``rest_speed`` ≥ 0 (when concrete)."""
         for name, kind in (("ball_ball", BallBallModel), ("ball_cushion", BallCushionModel),
                            ("ball_pocket", BallPocketModel)):
             if not isinstance(getattr(self, name), kind):
                 raise TypeError(f"{name} must be a {kind.__name__}; got {type(getattr(self, name)).__name__}")
         check_count("max_events", self.max_events, low=1)
+        if is_concrete(self.rest_speed):
+            check_range("rest_speed", self.rest_speed, 0.0, shape=())
 
 
 class Shot(eqx.Module):

@@ -167,6 +167,19 @@ def test_overlapping_balls_are_refused():
         simulate(balls, PARAMS, TABLE, ENGINE)
 
 
+def test_an_engine_refuses_bad_settings_by_name():
+    with pytest.raises(ValueError, match="max_events"):
+        Engine(max_events=0)
+    with pytest.raises(ValueError, match="rest_speed"):
+        Engine(rest_speed=-1.0)
+    with pytest.raises(TypeError, match="ball_cushion must be a BallCushionModel"):
+        Engine(ball_cushion=Frictionless())
+    with pytest.raises(ValueError, match="restitution"):
+        Frictionless(1.5)
+    with pytest.raises(ValueError, match="friction"):
+        StickingFriction(0.9, -0.1)
+
+
 def cut_shot(theta):
     """A cut shot, the cue ball still sliding at contact: [restitution, μ_s, speed] -> every ball's final
     (resting) centre, (2, 2) flattened, and the sequence of events (kinds and balls) with their times."""
