@@ -16,7 +16,7 @@ LAYERS = {
     "contact": 2,
     "impact": 3, "impulse": 3,
     "multibody": 4, "rigid_spheres": 4,
-    "scenes": 5,
+    "scenes": 5, "billiards": 5,
     "reproduce": 6,
     "cli": 7, "__main__": 8, "__init__": 8,
 }
