@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_count, check_range, is_concrete
+from diffimpact._validation import check_count, check_range, is_concrete, require_float64
 from diffimpact.billiards.rigid.ball_ball import BallBallModel, Frictionless
 from diffimpact.billiards.rigid.ball_cushion import BallCushionModel, StickingFriction
 from diffimpact.billiards.rigid.ball_pocket import BallPocketModel, Capture
@@ -206,6 +206,7 @@ def simulate(balls, params, table, engine=None):
     A ``Shot``. Raises ``EventBudgetExceeded`` after the run if the budget was spent with events still to come
     (when the status is concrete: under a transformation read ``Shot.status`` instead).
     """
+    require_float64("diffimpact.billiards.rigid.simulate")
     engine = Engine() if engine is None else engine
     _check_start(balls, params)
     shot = _simulate(balls, _as_arrays(params), _as_arrays(table), _as_arrays(engine))
