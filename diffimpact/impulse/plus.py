@@ -432,6 +432,16 @@ def _check_delassus(delassus, k):
 class Plus(ImpulseModel):
     """The PLUS impact of m simultaneous spatial contacts (module docstring).
 
+    Called as every ``ImpulseModel``, ``model(W, u⁻)``: W = J M⁻¹ Jᵀ (3m, 3m),
+    symmetric positive semi-definite: it is singular where the contacts are
+    redundant (more constraints than the bodies have freedoms), which PLUS
+    resolves by minimum-norm least squares (singular values below
+    ``RANK_CUTOFF`` of the largest count as zero); u⁻ (3m,), each contact
+    normal first (u⁻_n < 0 approaches). Returns a ``PlusImpact`` (impulse λ
+    (3m,), velocity u⁺ = u⁻ + W λ and the record). An impact in which no point
+    approaches returns λ = 0 with no intervals (a documented no-op). Each of
+    the first seven parameters is a scalar or one value per point.
+
     Parameters
     ----------
     restitution : e_min ∈ [0, 1], the restitution at and above
@@ -446,18 +456,6 @@ class Plus(ImpulseModel):
     min_step : α_min ∈ (0, 1], the least step the direction limit may take.
     max_intervals, max_rounds : bounds on the loops (static ints ≥ 1);
         ``converged`` in the record says whether the impact ended within them.
-
-    Each of the first seven is a scalar or one value per point. Called as every
-    ``ImpulseModel``, ``model(W, u⁻)``: W = J M⁻¹ Jᵀ (3m, 3m), symmetric
-    positive semi-definite: it is singular where the contacts are redundant
-    (more constraints than the bodies have freedoms), which PLUS resolves by
-    minimum-norm least squares (singular values below ``RANK_CUTOFF`` of the
-    largest count as zero); u⁻ (3m,), each contact normal first (u⁻_n < 0
-    approaches).
-
-    Returns a ``PlusImpact`` (impulse λ (3m,), velocity u⁺ = u⁻ + W λ and the
-    record). An impact in which no point approaches returns λ = 0 with no
-    intervals (a documented no-op).
     """
 
     restitution: jnp.ndarray

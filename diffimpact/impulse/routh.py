@@ -87,16 +87,16 @@ def _path(W, u, mu, k):
 class Routh(ImpulseModel):
     """Routh's impact of one planar contact (module docstring).
 
-    Parameters
-    ----------
-    friction : Coulomb μ ≥ 0.
-    restitution : Poisson's k ∈ [0, 1] (F_f = (1 + k) F_m).
-
     Called as every ``ImpulseModel``, ``model(W, u⁻)``: W (..., 2, 2), SPD,
     normal first (u⁺ = u⁻ + W λ); u⁻ = (c, s) (..., 2), the closing (negative:
     approaching) and sliding velocity; leading dimensions broadcast with the
     parameters'. Returns a ``RouthImpact``: impulse (F, T), velocity u⁺, case,
     stop, compression, end.
+
+    Parameters
+    ----------
+    friction : Coulomb μ ≥ 0.
+    restitution : Poisson's k ∈ [0, 1] (F_f = (1 + k) F_m).
     """
 
     friction: jnp.ndarray
