@@ -13,9 +13,9 @@ MODELS = [impulse.Newton(0.5), impulse.Poisson(0.5), impulse.Routh(0.3, 0.5), im
           impulse.MaxDissipationGaussSeidel(0.3), impulse.Plus(0.5)]
 
 
-def two_contacts(dimension, seed=3):
-    """W (SPD, weakly coupled) and u⁻ of two contacts of ``dimension``, both approaching."""
-    rng = np.random.default_rng(seed)
+def two_contacts(dimension, draw=3):
+    """W (SPD, weakly coupled) and u⁻ of two contacts of ``dimension``, both approaching (random draw ``draw``)."""
+    rng = np.random.default_rng(draw)
     A = rng.normal(size=(2 * dimension, 2 * dimension))
     u = rng.normal(size=2 * dimension)
     u[::dimension] = -np.abs(u[::dimension]) - 0.5
