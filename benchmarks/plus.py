@@ -5,7 +5,7 @@
 Example 1 (Table A1, ``diffimpact reproduce plus-brick``): the brick's
 single-point impact at μ = 0.125, 0.225, 0.325. Reports, in one run:
 
-(a) ``diffimpact.impulse.plus.impact`` jitted once (μ, e_min and θ_max
+(a) ``diffimpact.impulse.Plus`` jitted once (μ, e_min and θ_max
     traced) on the impact's (W, u⁻), for θ_max = 0.01 rad (Fig. 8: 116–131
     intervals) and 0.15 rad (Fig. 10: about 11): compile time and run time
     apart, and the intervals taken;

@@ -48,7 +48,7 @@ slip", the maximum dissipation principle: each λ̃_j minimises the kinetic
 energy E'_j at the end of the step given the other reactions, eq. (5). The
 multi-contact problem is solved by non-linear block Gauss–Seidel
 (``max_dissipation.block_gauss_seidel``), each block the analytic
-single-contact solution of §3.2 (``max_dissipation.single_contact``).
+single-contact solution of §3.2 (``max_dissipation.MaxDissipation``).
 
 For spheres the lever arms x̂_j − x_i lie along n_j, so a normal impulse
 does not turn a sphere and a tangential one does not change the normal
@@ -94,7 +94,7 @@ from diffimpact._validation import (
     require_float64,
     unit_vector,
 )
-from diffimpact.impulse._problem import kinetic_energy_change
+from diffimpact.impulse.base import kinetic_energy_change
 from diffimpact.impulse.max_dissipation import block_gauss_seidel
 from diffimpact.rotations import euler_rates, euler_rotation
 

@@ -10,14 +10,13 @@ import pytest
 import diffimpact
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
-from diffimpact.impulse import newton
+from diffimpact.impulse import Newton
 from diffimpact.multibody import (
     Baumgarte,
     Contact,
     Gravity,
     LagrangeMultipliers,
     Model,
-    NewtonRestitution,
     OptimalDamping,
     RigidImpact,
     SpatialBody,
@@ -344,7 +343,7 @@ def test_vmapped_newton_sphere_impacts_match_the_impulse_momentum_solution():
 
     def run(restitution, speed):
         contact = Contact(SphereSphere(0, np.zeros(3), RADII[0], 1, np.zeros(3), RADII[1]),
-                          NewtonRestitution(restitution))
+                          RigidImpact(Newton(restitution)))
         model = Model(bodies, [], [contact])
         state = state_of(ball_block(start[0], speed * LINE, spin), ball_block(start[1], np.zeros(3)))
         trajectory = simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), max_events=2)
@@ -372,7 +371,7 @@ def test_impact_problem_of_a_free_sphere_on_the_ground_is_its_delassus_operator(
     velocities by the third result (M⁻¹ Jᵀ) λ: the normal one lifts only the centre, by λ_n/m.
     """
     contact = Contact(SpherePlane(None, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0, None, RADIUS),
-                      RigidImpact(newton.impact, restitution=0.5))
+                      RigidImpact(Newton(0.5)))
     model = Model([SpatialBody(MASS, np.full(3, 0.4 * MASS * RADIUS**2))], [], [contact])
     velocity, omega = np.array([0.3, -0.2, -1.5]), np.array([2.0, 1.0, -4.0])
     state = state_of(ball_block(np.array([0.0, 0.0, RADIUS]), velocity, omega))
