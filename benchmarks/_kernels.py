@@ -1,7 +1,7 @@
 """Counting the XLA kernels (thunks) that a jitted program executes, each named by its instruction's source.
 
 On a CPU a step of an event-driven run costs mostly the dispatch of its kernels, so kernels per step measure a
-step's cost (``step_profile.py``, ``break_gradient.py --kernels``).
+step's cost (``break_gradient.py --kernels``).
 """
 
 import collections

@@ -63,11 +63,14 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 
+import diffimpact
 import _bounds
 from diffimpact.multibody import simulate
 from diffimpact.reproduce import table as reproduction
 from diffimpact.scenes import billiard
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 TIMESTEP = 1e-4
 INTEGRATORS = ("implicitfast", "RK4")

@@ -28,12 +28,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import diffimpact  # noqa: F401  (float64)
+import diffimpact
 from _timing import timed
 from diffimpact.contact import Alciatore
 from diffimpact.impulse import mathavan_2010
 from diffimpact.scenes import billiard
 from fitting import cushion, deflection, linearise
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 
 def main():

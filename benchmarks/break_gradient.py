@@ -50,8 +50,7 @@ of times from this one process. Measured:
    ``derivatives=ForwardMode()`` and not differentiated (as the fits' residuals are), with the tangents'
    errors (``simulate``'s default there, whose steps are the state's, but which computes the loaded slips of
    every family with friction for the passages' bound of a derivative) and without: compile and run of each.
-   (Under the tangents' errors the friction guard is off: ``--guard`` changes nothing here; ``friction_guard.py``
-   runs without them.)
+   (Under the tangents' errors the friction guard is off: ``--guard`` changes nothing here.)
 3. **check** of the gradient against central differences (relative steps
    1e-3 and 1e-4 of each parameter) over ``--check-duration`` s (through the
    first collisions, before the motion is chaotic), at the benchmark's
@@ -116,6 +115,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 import _bounds
 import _errors
 from _kernels import profile
@@ -125,6 +125,8 @@ from diffimpact.multibody import ReverseMode, simulate
 from diffimpact.multibody.integrate.step_control import friction_step
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 BALLS = 4
 SPEED = 10.729

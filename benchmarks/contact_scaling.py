@@ -19,9 +19,12 @@ import argparse
 
 import jax.numpy as jnp
 
+import diffimpact
 from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.scenes import billiard
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 
 def main():

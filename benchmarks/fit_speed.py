@@ -23,7 +23,10 @@ import subprocess
 import sys
 import time
 
+import diffimpact
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 SWEEP_SCRIPT = """
 import time, numpy as np, jax

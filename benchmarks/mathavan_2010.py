@@ -28,9 +28,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 from diffimpact.impulse import mathavan_2010
 from diffimpact.impulse.mathavan_2010 import cushion_rebound
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 M, R = mathavan_2010.MASS, mathavan_2010.RADIUS
 E, MU_W, MU_S = mathavan_2010.RESTITUTION, mathavan_2010.CUSHION_FRICTION, mathavan_2010.CLOTH_FRICTION

@@ -22,9 +22,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 from diffimpact.multibody import AdaptiveSteps, LagrangeMultipliers, simulate
 from diffimpact.scenes import two_pendulum as tp
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 TOLERANCES = dict(rtol=1e-9, atol=1e-9)
 SAVE_TIMES = jnp.linspace(0.0, tp.DURATION, 801)

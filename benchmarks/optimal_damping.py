@@ -20,6 +20,8 @@ from scipy.optimize import brentq
 import diffimpact as di
 from diffimpact import _broadcast as broadcast
 
+di.configure()  # float64 and the CPU cap, before the first computation
+
 
 def scipy_restitution(c, n):
     def rhs(t, y):

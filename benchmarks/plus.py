@@ -5,7 +5,7 @@
 Example 1 (Table A1, ``diffimpact reproduce plus-brick``): the brick's
 single-point impact at μ = 0.125, 0.225, 0.325. Reports, in one run:
 
-(a) ``diffimpact.impulse.plus.impact`` jitted once (μ, e_min and θ_max
+(a) ``diffimpact.impulse.Plus`` jitted once (μ, e_min and θ_max
     traced) on the impact's (W, u⁻), for θ_max = 0.01 rad (Fig. 8: 116–131
     intervals) and 0.15 rad (Fig. 10: about 11): compile time and run time
     apart, and the intervals taken;
@@ -27,9 +27,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, simulate
 from diffimpact.reproduce import plus as study
 from _timing import timed
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 TOLERANCES = {"tight": dict(rtol=1e-9, atol=1e-12), "loose": dict(rtol=1e-5, atol=1e-8)}
 SAVE_TIMES = np.array([0.0, 8e-4])

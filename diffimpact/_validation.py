@@ -11,13 +11,22 @@ Values that are not real numbers (strings, booleans, complex numbers, None,
 ragged lists) are refused with a ``TypeError`` naming the parameter, traced
 or not (a tracer's dtype is known at trace time); ``check_shapes`` refuses
 empty arrays and arguments that do not broadcast together, and
-``check_count`` integer options such as a number of samples.
+``check_count`` integer options such as a number of samples. ``require_float64`` refuses to simulate in
+single precision.
 """
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+
+def require_float64(caller):
+    """Raise a ``RuntimeError`` naming ``caller`` unless JAX computes in double precision (``configure``)."""
+    if not jax.config.read("jax_enable_x64"):
+        raise RuntimeError(
+            f"{caller} computes in double precision, and JAX is set to single precision: call "
+            "diffimpact.configure() once before the first computation (or set JAX_ENABLE_X64=1)")
 
 
 def _interval(low, high, low_open, high_open):

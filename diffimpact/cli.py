@@ -223,7 +223,8 @@ def _checked_message(error):
 
 
 def _import_jax():
-    """Import JAX (and with it NumPy and jaxlib) with SIGINT held back, then let a held Ctrl-C through.
+    """Import JAX (and with it NumPy and jaxlib) and ``diffimpact.configure()`` it, with SIGINT held back, then let
+    a held Ctrl-C through.
 
     A ``KeyboardInterrupt`` raised while NumPy's or jaxlib's extension modules initialise is not always
     survivable: NumPy prints a traceback of its own, and the process may abort (134) or crash (139). Held back
@@ -232,7 +233,9 @@ def _import_jax():
     """
     held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        import jax  # noqa: F401
+        import diffimpact
+
+        diffimpact.configure()  # imports JAX; float64 and the CPU cap before any computation
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
@@ -292,6 +295,7 @@ def _add_studies(parser, command, registry):
         study.add_argument("--out", default="out", help="output directory (default: out)")
         study.add_argument("--quick", action="store_true", help=_STUDY_COMMANDS[command][1])
         study.add_argument("--quiet", action="store_true", help="no progress bars (the summary lines are printed)")
+        _add_no_cache(study)
         if name in takers:
             study.add_argument("--data", metavar="CSV", help="your own measurements (the columns above)")
             study.add_argument("--drop-bad-rows", action="store_true",
@@ -299,6 +303,27 @@ def _add_studies(parser, command, registry):
         elif command == "fit":
             study.add_argument("--data", action=_NotTaken, takers=takers)
             study.add_argument("--drop-bad-rows", action=_NotTaken, takers=takers, nargs=0)
+
+
+def _add_no_cache(parser):
+    parser.add_argument("--no-cache", action="store_true",
+                        help="compile every program anew instead of reading and storing compiled programs in the "
+                             "cache folder (diffimpact cache info; DIFFIMPACT_NO_CACHE=1 does the same)")
+
+
+def _cache(args):
+    """``diffimpact cache info`` or ``clear``: the folder of compiled programs, its files and their size."""
+    from diffimpact import cache
+
+    path, files, size = (cache.info if args.action == "info" else cache.clear)()
+    state = "" if path.is_dir() or args.action == "clear" else " (not created yet)"
+    verb = "removed" if args.action == "clear" else "holds"
+    print(f"{path}{state}: {verb} {files} files, {size / 1e6:.1f} MB")
+    if args.action == "info":
+        off = f"; {cache.OFF_VARIABLE} is set, so the command line does not use it" if cache.turned_off() else ""
+        print(f"(the folder: ${cache.FOLDER_VARIABLE}, else $XDG_CACHE_HOME/diffimpact/jax or "
+              f"~/.cache/diffimpact/jax{off})")
+    return 0
 
 
 def _parser(study_command=None, registry=None):
@@ -351,6 +376,14 @@ def _parser(study_command=None, registry=None):
                            "ball_restitution, cloth_friction, cushion_friction, ball_modulus; a wrong NAME lists "
                            "them), in forward mode with friction_steps and contact_steps (shot-sensitivity.csv)")
     shot.add_argument("--out", default="out", help="output directory (default: out)")
+    _add_no_cache(shot)
+    cache = commands.add_parser(
+        "cache", help="show or empty the folder of compiled programs that commands read back instead of compiling",
+        description="The command line keeps the programs JAX compiles in a folder (JAX's persistent compilation "
+                    "cache) and reads them back in later runs instead of compiling them again: info shows the "
+                    "folder, its files and their size; clear empties it. The folder is $DIFFIMPACT_CACHE_DIR, "
+                    "else $XDG_CACHE_HOME/diffimpact/jax or ~/.cache/diffimpact/jax.")
+    cache.add_argument("action", choices=("info", "clear"))
     return parser
 
 
@@ -367,9 +400,7 @@ def main(argv=None):
     label = f"diffimpact {command}{f' {name}' if command in _STUDY_COMMANDS and name else ''}"
     args = None
     previous_hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: _interrupt_again(unraisable, previous_hook)
-    try:  # from the first import of JAX on: ``import diffimpact`` itself loads none (see the package docstring)
-        import diffimpact  # noqa: F401  (enables float64 before any computation)
-
+    try:  # from the first import of JAX on (``_import_jax``)
         registry = None
         if command in _STUDY_COMMANDS:
             _import_jax()
@@ -379,8 +410,15 @@ def main(argv=None):
             status = 2
         else:
             args = _parser(command, registry).parse_args(arguments)
-            _import_jax()
-            status = _shot(args) if args.command == "shot" else _run(args, registry)
+            if args.command == "cache":
+                status = _cache(args)
+            else:
+                _import_jax()
+                from diffimpact import cache
+
+                if not (getattr(args, "no_cache", False) or cache.turned_off()):
+                    cache.enable()
+                status = _shot(args) if args.command == "shot" else _run(args, registry)
     except KeyboardInterrupt:
         out = getattr(args, "out", None)
         written = "" if out is None else f"; files already written in {out} are complete"

@@ -48,7 +48,7 @@ slip", the maximum dissipation principle: each λ̃_j minimises the kinetic
 energy E'_j at the end of the step given the other reactions, eq. (5). The
 multi-contact problem is solved by non-linear block Gauss–Seidel
 (``max_dissipation.block_gauss_seidel``), each block the analytic
-single-contact solution of §3.2 (``max_dissipation.single_contact``).
+single-contact solution of §3.2 (``max_dissipation.MaxDissipation``).
 
 For spheres the lever arms x̂_j − x_i lie along n_j, so a normal impulse
 does not turn a sphere and a tangential one does not change the normal
@@ -91,9 +91,10 @@ from diffimpact._validation import (
     check_real,
     is_concrete,
     refuse_where,
+    require_float64,
     unit_vector,
 )
-from diffimpact.impulse._problem import kinetic_energy_change
+from diffimpact.impulse.base import kinetic_energy_change
 from diffimpact.impulse.max_dissipation import block_gauss_seidel
 from diffimpact.rotations import euler_rates, euler_rotation
 
@@ -373,6 +374,7 @@ def simulate(scene, state, dt, steps, *, error_reduction=0.0, sweeps=50):
     A ``Trajectory``. Concrete bad input raises ``ValueError`` naming the
     argument; under ``jit`` the same checks raise when run.
     """
+    require_float64("diffimpact.rigid_spheres.simulate")
     dt = check_positive("dt", dt)
     error_reduction = check_range("error_reduction", error_reduction, 0.0, 1.0, high_open=True)
     steps = check_count("steps", steps, 1)

@@ -90,7 +90,7 @@ def matvec(matrix, vector):
 
     XLA fuses these with the arithmetic around them, where a matrix product is an operation of its own: vmapped
     over 120 ball pairs, or repeated for 16 bodies, the products were most of the cost of an evaluation of the
-    accelerations (``benchmarks/saddle_point.py``).
+    accelerations (docs/design/event-engine.md, "Free bodies body by body; small products written out").
     """
     return dot(matrix, vector[..., None, :])
 

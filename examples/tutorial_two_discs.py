@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import matplotlib
 import numpy as np
 
+import diffimpact
 from diffimpact.contact import Hertz
 from diffimpact.multibody import (
     CircleCircle,
@@ -39,6 +40,8 @@ from diffimpact.multibody import (
 )
 from diffimpact.multibody import Trajectory, simulate
 from fitting import UnitInterval, fit, levenberg_marquardt
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 M1, R1 = 0.2, 0.03  # disc 1: mass (kg), radius (m)
 M2, R2 = 0.5, 0.05  # disc 2

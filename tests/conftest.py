@@ -6,8 +6,8 @@ import platform
 import re
 
 # The suite's time is mostly XLA compiling. Two XLA flags trade run time for compile time, the trade a test wants
-# and a user does not, so only the tests set them (benchmarks/compile_flags.py measures both against XLA's
-# default in one run; docs/design/performance.md, "Suite time" sections):
+# and a user does not, so only the tests set them (each measured against XLA's default, a process a setting:
+# docs/design/performance.md, "Suite time" sections):
 # - without XLA's CPU fusion emitters a program compiles faster and runs a little slower (the 16-ball break's
 #   compile 0.77-0.92x, its run 0.93-1.30x over four runs; the suite 9 min 43 s -> 8 min 10 s);
 # - with LLVM's optimisation off (-O0) it compiles faster again and runs about 2.8x as long (the break's compile
@@ -17,6 +17,14 @@ import re
 os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false --xla_backend_optimization_level=0"
 ).strip()
+
+# The command lines the tests run (in-process and as children) compile afresh and leave the user's cache folder
+# alone: tests/test_cli.py checks the cache on folders of its own.
+os.environ["DIFFIMPACT_NO_CACHE"] = "1"
+
+import diffimpact  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, as a user's first call would
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
@@ -127,7 +135,7 @@ def check_gamma():
 
 
 def _without_fma():
-    """Whether XLA's CPU code has no fused multiply-adds: x86-64 capped at AVX or below (``diffimpact``'s docstring)."""
+    """Whether XLA's CPU code has no fused multiply-adds: x86-64 capped at AVX or below (``diffimpact.configure``)."""
     isa = re.search(r"--xla_cpu_max_isa=(\w+)", os.environ.get("XLA_FLAGS", ""))
     return platform.machine().lower() in ("x86_64", "amd64") and isa is not None and isa.group(1) in ("AVX", "SSE4_2")
 
@@ -179,8 +187,8 @@ def pytest_runtest_logfinish(nodeid, location):
 
     The heap of a worker grows with every program JAX keeps (its caches of traces, lowerings and executables, to
     some 5 GB by the end of the suite), and Python's full collections walk all of it: 27-29 of them took 20-25 s
-    of each worker's 257 s, and 5-6 s frozen (``benchmarks/suite_compiles.py``; docs/design/performance.md, "The garbage
-    collector's full collections"). Frozen, a collection walks only what the tests since the last freeze made.
+    of each worker's 257 s, and 5-6 s frozen (docs/design/performance.md, "The garbage collector's full
+    collections"). Frozen, a collection walks only what the tests since the last freeze made.
     Cyclic garbage still young at a test's end is kept; the workers' peak memory stayed the same (5.0 and 5.4 GB
     against 5.6 and 4.2 GB).
     """

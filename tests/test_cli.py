@@ -161,6 +161,57 @@ def test_ctrl_c_prints_one_line(monkeypatch, tmp_path, capsys):
     assert err == [f"diffimpact reproduce damping-scaling: interrupted; files already written in {tmp_path} are complete"]
 
 
+def test_cache_info_and_clear_report_the_folder(monkeypatch, tmp_path, capsys):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("DIFFIMPACT_CACHE_DIR", str(folder))
+    assert main(["cache", "info"]) == 0
+    assert capsys.readouterr().out.startswith(f"{folder} (not created yet): holds 0 files, 0.0 MB")
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a").write_bytes(b"x" * 300_000)
+    (folder / "sub" / "b").write_bytes(b"x" * 200_000)
+    assert main(["cache", "info"]) == 0
+    assert capsys.readouterr().out.startswith(f"{folder}: holds 2 files, 0.5 MB")
+    assert main(["cache", "clear"]) == 0
+    assert capsys.readouterr().out.startswith(f"{folder}: removed 2 files, 0.5 MB")
+    assert folder.is_dir() and not any(folder.iterdir())
+
+
+@pytest.mark.parametrize("arguments, variable, used", [([], "", True), (["--no-cache"], "", False), ([], "1", False)])
+def test_a_study_uses_the_cache_unless_told_not_to(monkeypatch, tmp_path, arguments, variable, used):
+    from diffimpact import cache
+    from diffimpact.reproduce import REPRODUCTIONS
+
+    enabled = []
+    monkeypatch.setattr(cache, "enable", lambda: enabled.append(True))
+    monkeypatch.setenv("DIFFIMPACT_NO_CACHE", variable)
+    monkeypatch.setitem(REPRODUCTIONS, "damping-scaling", (lambda out, quick=False: None, "test"))
+    assert main(["reproduce", "damping-scaling", "--out", str(tmp_path), *arguments]) == 0
+    assert enabled == ([True] if used else [])
+
+
+def test_a_program_without_host_callbacks_is_stored_and_read_back(tmp_path):
+    """JAX stores a compiled program in the folder ``enable`` names and a new process reads it back."""
+    code = ("import sys, time, jax, jax.numpy as jnp, diffimpact\n"
+            "from diffimpact import cache\n"
+            "diffimpact.configure()\n"
+            "jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)\n"
+            "cache.enable(sys.argv[1])\n"
+            "hits = []\n"
+            "jax.monitoring.register_event_listener(lambda event, **_: hits.append(event))\n"
+            "f = jax.jit(lambda x: jnp.cumsum(jnp.sin(x) ** 2))\n"
+            "print(float(f(jnp.linspace(0.0, 1.0, 7))[-1]), hits.count('/jax/compilation_cache/cache_hits'))")
+    folder = tmp_path / "cache"
+    outputs = []
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True,
+                                timeout=120, env={**os.environ, "DIFFIMPACT_NO_CACHE": ""})
+        assert result.returncode == 0, result.stderr
+        outputs.append(result.stdout.split())
+        assert any(path.is_file() for path in folder.rglob("*")), "nothing stored"
+    assert outputs[0][0] == outputs[1][0]
+    assert outputs[0][1] == "0" and int(outputs[1][1]) >= 1  # compiled, then read back
+
+
 def test_a_check_inside_compiled_code_prints_its_message_in_one_line(monkeypatch, tmp_path, capsys):
     import equinox as eqx
     import jax.numpy as jnp

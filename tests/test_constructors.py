@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import diffimpact.contact as contact
+import diffimpact.impulse as impulse
 import diffimpact.multibody as mb
 from diffimpact.scenes import billiard
 
@@ -81,7 +82,20 @@ CONSTRUCTORS = {
     "CirclePlane": (mb.CirclePlane, dict(body_i=None, plane_point=(0.0, 0.0), plane_normal=(0.0, 1.0), body_j=0,
                                          radius=0.1),
                     dict(plane_point=vector(2), plane_normal=vector(2), radius=NON_NEGATIVE)),
-    "NewtonRestitution": (mb.NewtonRestitution, dict(restitution=0.5), dict(restitution=LAW_POSITIVE)),
+    "Newton": (impulse.Newton, dict(restitution=0.5, friction=0.2),
+               dict(restitution=LAW_NON_NEGATIVE, friction=LAW_NON_NEGATIVE)),
+    "Poisson": (impulse.Poisson, dict(restitution=0.5, friction=0.2),
+                dict(restitution=LAW_NON_NEGATIVE, friction=LAW_NON_NEGATIVE)),
+    "Routh": (impulse.Routh, dict(friction=0.2, restitution=0.5),
+              dict(friction=LAW_NON_NEGATIVE, restitution=LAW_NON_NEGATIVE)),
+    "MaxDissipation": (impulse.MaxDissipation, dict(friction=0.2), dict(friction=LAW_NON_NEGATIVE)),
+    "MaxDissipationGaussSeidel": (impulse.MaxDissipationGaussSeidel, dict(friction=0.2),
+                                  dict(friction=LAW_NON_NEGATIVE)),
+    "Plus": (impulse.Plus, dict(restitution=0.5, friction=0.2),
+             dict(restitution=LAW_NON_NEGATIVE, friction=LAW_NON_NEGATIVE, capture_velocity=LAW_NON_NEGATIVE,
+                  plastic_velocity=LAW_NON_NEGATIVE, transition_velocity=LAW_POSITIVE,
+                  max_direction_change=LAW_POSITIVE, min_step=LAW_POSITIVE)),
+    "RigidImpact": (mb.RigidImpact, dict(model=impulse.Newton(0.5)), dict(proximity=NON_NEGATIVE)),
     "OptimalDamping": (mb.OptimalDamping, dict(stiffness=1e6, exponent=1.5, restitution=0.5),
                        dict(stiffness=LAW_POSITIVE, exponent=LAW_POSITIVE, restitution=LAW_POSITIVE)),
     "HuntCrossleyImpact": (mb.HuntCrossleyImpact, dict(stiffness=1e6, exponent=1.5, restitution=0.5),

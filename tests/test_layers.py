@@ -15,13 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Each top-level part of diffimpact and its layer (higher may import lower, not the other way); the multibody
 #: package's engine and entry point are parts of their own above its model.
 LAYERS = {
-    "_validation": 0, "_broadcast": 0, "_exact_sums": 0, "_files": 0, "_math": 0, "rotations": 1, "io": 1,
+    "_validation": 0, "_broadcast": 0, "_exact_sums": 0, "_files": 0, "_math": 0, "rotations": 1, "io": 1, "cache": 1,
     "contact": 2,
     "impact": 3, "impulse": 3,
     "multibody": 4, "rigid_spheres": 4,
     "multibody.integrate": 5,
     "multibody.simulate": 6,
-    "scenes": 7,
+    "scenes": 7, "billiards": 7,
     "reproduce": 8,
     "cli": 9, "__main__": 10, "__init__": 10,
 }

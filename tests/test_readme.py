@@ -35,6 +35,12 @@ def _two_discs(ns):
     assert impulse == pytest.approx(0.5 * float(ns["run"].v[-1, 3]), rel=1e-4)
 
 
+def _user_impulse_model(ns):
+    # u⁺_n = −e u⁻_n = 1 m/s from u⁻_n = −2 m/s at e = 0.5, the tangential velocity kept; ∂u⁺_n/∂e = −u⁻_n = 2.
+    np.testing.assert_allclose(np.asarray(ns["after"]), [1.0, 0.3, 0.0], rtol=1e-15)
+    assert float(ns["slope"]) == pytest.approx(2.0, rel=1e-15)
+
+
 #: A block that ends in ``# EquinoxRuntimeError: ... message`` must raise that message.
 ERROR = "error"
 #: A page -> its checks: a line of one of its blocks -> the check of what that block's comments claim (``ERROR``:
@@ -44,7 +50,8 @@ PAGES = {
     "docs/getting-started.md": {},
     "docs/concepts.md": {"result = di.central_impact": _optimal_damping,
                          "run = simulate(model, state, jnp.linspace(0.0, 0.3": _sliding_ball,
-                         "pairs = billiard.ball_pair": _ball_pairs, "contact = run.contact_history[0]": _two_discs},
+                         "pairs = billiard.ball_pair": _ball_pairs, "contact = run.contact_history[0]": _two_discs,
+                         "model = Restitution(": _user_impulse_model},
     "docs/bad-input.md": {ERROR: None},
 }
 

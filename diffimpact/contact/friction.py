@@ -34,7 +34,26 @@ def _check_ordered(lower_name, lower, upper_name, upper, *, strict):
 
 
 class FrictionLaw(eqx.Module):
-    """Abstract base of friction laws; see the module docstring."""
+    """Abstract base of friction laws F_t(F_N, v_t); see the module docstring.
+
+    The protocol, which the laws here follow and a law written by a user
+    follows too:
+
+    * **Parameters are fields**, checked when the law is constructed
+      (``diffimpact._validation``). They are differentiable leaves, numbers
+      or arrays that broadcast (a family of contacts stacks its members'
+      laws along a leading axis); ``jax.grad`` with respect to one works
+      through ``equinox.filter_grad`` or a law built in the differentiated
+      function.
+    * ``magnitude(F_N, |v|)``: the force's magnitude (N), ≥ 0 for F_N ≥ 0,
+      zero at zero slip and smooth there (its slope at zero speed is the
+      law's regularising viscous slope), for any F_N (``continued``).
+    * ``band`` (a property): the slip speed (m/s) below which the law leaves
+      its sliding force for its regularisation; ``simulate``'s
+      ``friction_steps`` makes a loaded slip cross it in steps.
+
+    ``__call__``, ``continued`` and ``largest_slope`` are inherited.
+    """
 
     @abstractmethod
     def magnitude(self, normal_force, slip_speed):

@@ -32,7 +32,30 @@ from diffimpact._validation import check_positive, check_range
 
 
 class NormalForceLaw(eqx.Module):
-    """Abstract base of normal force laws; see the module docstring."""
+    """Abstract base of normal force laws f_c(δ, δ̇); see the module docstring.
+
+    The protocol, which the laws here follow and a law written by a user
+    follows too:
+
+    * **Parameters are fields**, checked when the law is constructed
+      (``diffimpact._validation``: a ``ValueError`` naming the parameter).
+      They are differentiable leaves, numbers or arrays that broadcast: a
+      family of contacts (``multibody.Contact.family``) stacks its members'
+      laws along a leading axis, and ``jax.grad`` with respect to one works
+      through ``equinox.filter_grad`` or a law built in the differentiated
+      function.
+    * ``force(δ, δ̇)``: the law's formula (N), smooth, continued past δ = 0
+      (as an odd function of δ), since an integrator steps slightly past
+      separation. ``__call__`` (clipped: compressive only, zero out of
+      contact) is inherited.
+    * ``stiffness`` and ``exponent``, k and n of k δⁿ (fields or
+      properties): the elastic energy k δⁿ⁺¹/(n + 1) and the scale of the
+      separation function f/k.
+    * ``separates_at_zero_force`` (a class attribute): ``True`` if the bodies
+      separate where the force vanishes (then the law is f = c δ̇ + k δⁿ with
+      a ``damping`` field c, from which ``free_surface`` recovers the
+      contact zone), ``False`` if where the penetration does.
+    """
 
     separates_at_zero_force: eqx.AbstractClassVar[bool]
     stiffness: eqx.AbstractVar[jnp.ndarray]  # k in f = k δ^n + ... (N/m^n)

@@ -43,7 +43,7 @@ import numpy as np
 import optimistix as optx
 
 from diffimpact._broadcast import broadcast_map
-from diffimpact._validation import check_count, check_positive, check_shapes
+from diffimpact._validation import check_count, check_positive, check_shapes, require_float64
 from diffimpact.contact.normal import NormalForceLaw
 
 #: Integration settings. The tolerances reproduce the Kelvin–Voigt closed form
@@ -251,6 +251,7 @@ def central_impact(law, mass, impact_velocity, *, history=0, adjoint=None):
         go); under ``jit`` the inputs are checked with ``equinox.error_if``
         and a missing separation gives ``separated=False`` with NaN.
     """
+    require_float64("diffimpact.impact.central_impact")
     if not isinstance(law, NormalForceLaw):
         raise TypeError(f"law must be a diffimpact.contact.NormalForceLaw, got {type(law).__name__}")
     history = check_count("history", history)

@@ -65,7 +65,7 @@ import numpy as np
 import optimistix as optx
 
 from diffimpact._broadcast import broadcast_map
-from diffimpact._validation import check_positive, check_range, check_shapes
+from diffimpact._validation import check_positive, check_range, check_shapes, require_float64
 from diffimpact.contact.normal import HertzLinearDamper
 from diffimpact.impact.central import central_impact
 
@@ -315,6 +315,7 @@ def optimal_damping(mass, impact_velocity, stiffness, exponent, restitution, met
         together; for an unknown method. Under ``jit`` the range check raises
         ``equinox.EquinoxRuntimeError`` with the same message at run time.
     """
+    require_float64("diffimpact.impact.optimal_damping")
     _check_method(method)
     mass = check_positive("mass", mass)
     impact_velocity = check_positive("impact_velocity", impact_velocity)
@@ -347,6 +348,7 @@ def damping_lambda(exponent, restitution):
     ``exponent`` n in [1, 2], ``restitution`` e in (0, 1]; errors as for
     ``optimal_damping``. λ → e^(n/(n+1)) ((n+1)/2)^(−n/(n+1)) as e → 0.
     """
+    require_float64("diffimpact.impact.damping_lambda")
     exponent, restitution = _check_exponent_restitution(exponent, restitution)
     check_shapes([("exponent", exponent), ("restitution", restitution)])
     # m = v = k = 1 as the arrays ``optimal_damping`` passes, so that both share one compiled program

@@ -1,13 +1,4 @@
-"""What every impact model of ``diffimpact.impulse`` takes and returns.
-
-An impact model sees the contact problem in the contact frame, **normal first**
-(then one tangent in the plane, two in space): the Delassus operator
-W = J M⁻¹ Jᵀ (SPD), the pre-impact contact velocity u⁻ (u⁻_n < 0 approaches)
-and its own parameters. It returns an ``Impact``: the impulse λ and the
-post-impact contact velocity u⁺ = u⁻ + W λ (models with an internal record
-return a subclass carrying it). The generalised velocity of the system then
-jumps by M⁻¹ Jᵀ λ.
-"""
+"""The checks and pieces the impact models of ``diffimpact.impulse`` share (their interface: ``base``)."""
 
 import equinox as eqx
 import jax
@@ -15,28 +6,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._math import safe_norm
-from diffimpact._validation import check_range, refuse_where
+from diffimpact._validation import refuse_where
 
 
-class Impact(eqx.Module):
-    """The result of an impact model: ``impulse`` λ and ``velocity`` u⁺ = u⁻ + W λ (normal first)."""
-
-    impulse: jax.Array
-    velocity: jax.Array
-
-
-def kinetic_energy_change(delassus, velocity, impulse):
-    """ΔT = λᵀ u⁻ + ½ λᵀ W λ: the change of the system's kinetic energy by the impulse λ."""
-    return impulse @ velocity + 0.5 * impulse @ delassus @ impulse
-
-
-def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
-    """Validated (W, u⁻, μ[, e]) as arrays; every refusal names the argument.
+def check_problem(delassus, velocity, sizes=None):
+    """Validated (W, u⁻) as arrays; every refusal names the argument.
 
     W (..., k, k) finite, symmetric and positive definite; u⁻ (..., k) finite,
-    ``k in sizes`` (None: any multiple of 3, for several 3-D contacts);
-    μ ≥ 0; e ∈ [0, 1]. Concrete inputs raise ``ValueError``; traced ones are
-    checked with ``equinox.error_if`` (``EquinoxRuntimeError`` when run).
+    ``k in sizes`` (None: any multiple of 3, for several 3-D contacts).
+    Concrete inputs raise ``ValueError``; traced ones are checked with
+    ``equinox.error_if`` (``EquinoxRuntimeError`` when run). The models check
+    their parameters when they are constructed.
     """
     delassus = jnp.asarray(delassus, dtype=float)
     velocity = jnp.asarray(velocity, dtype=float)
@@ -46,9 +26,8 @@ def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
         wanted = " or ".join(f"(..., {n}, {n}) and (..., {n})" for n in sizes) if sizes else \
             "(..., 3m, 3m) and (..., 3m) for m contacts"
         raise ValueError(f"delassus and velocity must have shapes {wanted}; got {delassus.shape} and {velocity.shape}")
-    friction = check_range("friction", friction, 0.0)
     message = ("delassus must be finite, symmetric and positive definite (contacts that are redundant, e.g. a "
-               "brick's four corners on a plane, make it singular: diffimpact.impulse.plus.impact resolves those)")
+               "brick's four corners on a plane, make it singular: diffimpact.impulse.Plus resolves those)")
     if isinstance(delassus, jax.core.Tracer):
         delassus = eqx.error_if(delassus, jnp.any(~jnp.isfinite(jnp.linalg.cholesky(delassus))), message)
     else:
@@ -56,14 +35,11 @@ def check_problem(delassus, velocity, friction, restitution=None, sizes=None):
         symmetric = np.allclose(matrix, np.swapaxes(matrix, -1, -2), rtol=1e-10, atol=0.0)
         if not (np.all(np.isfinite(matrix)) and symmetric and np.all(np.linalg.eigvalsh(matrix) > 0)):
             raise ValueError(message)
-    velocity = refuse_where(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
-    if restitution is None:
-        return delassus, velocity, friction
-    return delassus, velocity, friction, check_range("restitution", restitution, 0.0, 1.0)
+    return delassus, refuse_where(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
 
 
 def per_contact(name, value, contacts):
-    """``value`` (an array from ``check_range``) if it is a scalar or has one entry per contact, (``contacts``,)."""
+    """``value`` (a model's field) if it is a scalar or has one entry per contact, (``contacts``,)."""
     if jnp.shape(value) not in ((), (contacts,)):
         raise ValueError(f"{name} must be a scalar or one value per contact, shape ({contacts},); got shape "
                          f"{jnp.shape(value)}")

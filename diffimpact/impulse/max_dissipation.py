@@ -52,18 +52,24 @@ step taken with gradients on, at the converged angle). The solution is only
 piecewise smooth: derivatives jump where the case changes (stick ↔ slide,
 colliding ↔ separating).
 
-**Many contacts** (§3.1, eq. (5)): ``gauss_seidel`` sweeps the contacts,
-solving each one's single-contact problem with the impulses of the others
-fixed (the non-linear block Gauss–Seidel the paper uses), optionally with the
-time-stepping gap term ξ/δt; ``block_gauss_seidel`` is its unchecked core,
-which the time stepping of ``rigid_spheres`` calls.
+``MaxDissipation`` is the model of one contact.
+
+**Many contacts** (§3.1, eq. (5)): ``MaxDissipationGaussSeidel`` sweeps the
+contacts, solving each one's single-contact problem with the impulses of the
+others fixed (the non-linear block Gauss–Seidel the paper uses);
+``block_gauss_seidel`` is its unchecked core, which the time stepping of
+``rigid_spheres`` calls with the gap term ξ/δt.
 """
 
+from typing import ClassVar
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from diffimpact._validation import check_count, check_range
-from diffimpact.impulse._problem import Impact, check_problem, per_contact
+from diffimpact.impulse._problem import check_problem, per_contact
+from diffimpact.impulse.base import Impact, ImpulseModel
 
 #: Newton steps polishing the quartic's roots on G(α) (the roots come from an eigenvalue solve).
 POLISH_STEPS = 2
@@ -190,67 +196,76 @@ def _single(A, b, mu):
     return jax.lax.cond(sliding_case, sliding, closed_form)
 
 
-def single_contact(delassus, velocity, friction):
-    """The maximally dissipative inelastic impulse of one contact (§3.2, Fig. 5).
+class MaxDissipation(ImpulseModel):
+    """The maximally dissipative inelastic impulse of one spatial contact (§3.2, Fig. 5).
 
-    Parameters
-    ----------
-    delassus : W = J M⁻¹ Jᵀ in the contact frame (normal, t, o), (..., 3, 3), SPD.
-    velocity : the pre-impact contact velocity u⁻ (..., 3), normal first;
-        u⁻_n < 0 approaches.
-    friction : the friction coefficient μ ≥ 0 (...).
+    ``MaxDissipation(friction)``: the friction coefficient μ ≥ 0. Called as
+    every ``ImpulseModel``, ``model(W, u⁻)``: W = J M⁻¹ Jᵀ in the contact frame
+    (normal, t, o), (..., 3, 3), SPD; u⁻ (..., 3), normal first (u⁻_n < 0
+    approaches). Leading dimensions broadcast with μ's.
 
-    Returns
-    -------
-    λ (..., 3): the impulse, normal first. Then u⁺ = u⁻ + W λ has u⁺_n = 0 when
-    the contact collides (λ = 0, a documented no-op, when it separates,
-    u⁻_n > 0), ‖λ_to‖ ≤ μ λ_n, and u⁺ minimises the kinetic energy over that
-    set. Leading dimensions broadcast; works under ``jit``, ``vmap`` and
-    ``grad`` (piecewise smooth: see the module docstring).
+    Returns an ``Impact``: λ (..., 3), normal first, and u⁺ = u⁻ + W λ, which
+    has u⁺_n = 0 when the contact collides (λ = 0, a documented no-op, when it
+    separates, u⁻_n > 0), ‖λ_to‖ ≤ μ λ_n, and minimises the kinetic energy
+    over that set. Works under ``jit``, ``vmap`` and ``grad`` (piecewise
+    smooth: see the module docstring).
     """
-    delassus, velocity, friction = check_problem(delassus, velocity, friction, sizes=(3,))
-    solve = jnp.vectorize(_single, signature="(3,3),(3),()->(3)")
-    return solve(delassus, -velocity, friction)
+
+    friction: jnp.ndarray
+    dimensions: ClassVar[tuple] = (3,)
+    several: ClassVar[bool] = False
+
+    def __init__(self, friction):
+        self.friction = check_range("friction", friction, 0.0)
+
+    def __call__(self, delassus, velocity, dimension=None):
+        self._own_dimension(dimension)
+        W, u = check_problem(delassus, velocity, sizes=(3,))
+        impulse = jnp.vectorize(_single, signature="(3,3),(3),()->(3)")(W, -u, self.friction)
+        return Impact(impulse, u + jnp.einsum("...ij,...j->...i", W, impulse))
 
 
-def impact(delassus, velocity, friction):
-    """``single_contact`` behind the package's interface: an ``Impact`` (λ and u⁺ = u⁻ + W λ)."""
-    impulse = single_contact(delassus, velocity, friction)
-    return Impact(impulse, jnp.asarray(velocity, float) + jnp.einsum("...ij,...j->...i", jnp.asarray(delassus, float),
-                                                                     impulse))
+class MaxDissipationGaussSeidel(ImpulseModel):
+    """Impulses of several coupled spatial contacts by non-linear block Gauss–Seidel (§3.1, eq. (5)).
 
-
-def gauss_seidel(delassus, velocity, friction, *, gap_rate=None, sweeps=100):
-    """Impulses of several coupled contacts by non-linear block Gauss–Seidel (§3.1, eq. (5)).
-
-    ``delassus`` (3m, 3m), SPD; ``velocity`` (3m,) the contacts' velocities
-    (each normal first) without contact impulses; ``friction`` (m,) or a
-    scalar; ``gap_rate`` (m,) the time-stepping term ξ_j/δt added to each
-    normal velocity (None: impacts, ξ = 0). Each sweep solves every contact's
-    single-contact problem with the others' impulses fixed; returns λ (3m,).
-    A contact whose (corrected) normal velocity separates gets no impulse.
-    ``sweeps``: an int ≥ 1.
+    ``MaxDissipationGaussSeidel(friction, sweeps=100)``: μ ≥ 0, a scalar or
+    one per contact; ``sweeps``, an int ≥ 1 (static). Called as every
+    ``ImpulseModel``, ``model(W, u⁻)``: W (3m, 3m), SPD; u⁻ (3m,), each
+    contact normal first. Each sweep solves every contact's single-contact
+    problem (``MaxDissipation``) with the others' impulses fixed; a contact
+    whose normal velocity separates gets no impulse. Returns an ``Impact``.
     """
-    sweeps = check_count("sweeps", sweeps, 1)
-    delassus, velocity, friction = check_problem(delassus, velocity, friction)
-    if delassus.ndim != 2:
-        raise ValueError(f"delassus must be one (3m, 3m) matrix; got shape {delassus.shape}")
-    m = velocity.shape[0] // 3
-    friction = per_contact("friction", friction, m)
-    offset = jnp.zeros(m) if gap_rate is None else per_contact("gap_rate", check_range("gap_rate", gap_rate), m)
-    return block_gauss_seidel(delassus, velocity, jnp.broadcast_to(friction, (m,)), jnp.broadcast_to(offset, (m,)),
-                              sweeps)
+
+    friction: jnp.ndarray
+    sweeps: int = eqx.field(static=True)
+    dimensions: ClassVar[tuple] = (3,)
+    several: ClassVar[bool] = True
+
+    def __init__(self, friction, sweeps=100):
+        self.friction = check_range("friction", friction, 0.0)
+        self.sweeps = check_count("sweeps", sweeps, 1)
+
+    def __call__(self, delassus, velocity, dimension=None):
+        self._own_dimension(dimension)
+        W, u = check_problem(delassus, velocity)
+        if W.ndim != 2:
+            raise ValueError(f"delassus must be one (3m, 3m) matrix; got shape {W.shape}")
+        m = u.shape[0] // 3
+        friction = jnp.broadcast_to(per_contact("friction", self.friction, m), (m,))
+        impulse = block_gauss_seidel(W, u, friction, jnp.zeros(m), self.sweeps)
+        return Impact(impulse, u + W @ impulse)
 
 
 def block_gauss_seidel(delassus, velocity, friction, offset, sweeps):
-    """``gauss_seidel`` without its checks, for callers that build W themselves (``rigid_spheres``).
+    """``MaxDissipationGaussSeidel`` without its checks, for callers that build W themselves (``rigid_spheres``).
 
-    ``friction`` and ``offset`` (m,). W need only be positive semi-definite
+    ``friction`` and ``offset`` (m,): ``offset`` is added to each normal
+    velocity (the time-stepping term ξ_j/δt of eq. (5); zero for impacts). W need only be positive semi-definite
     with positive definite 3×3 diagonal blocks (more contacts than a body has
     degrees of freedom make it singular; each block solve sees its own block
     only). A contact whose normal velocity u_n + offset with the others'
     impulses separates (> 0) is skipped (``lax.cond``: its impulse is the zero
-    that ``single_contact`` would return), so far-apart candidate contacts
+    that ``MaxDissipation`` would give), so far-apart candidate contacts
     cost little outside ``vmap``.
     """
     m = velocity.shape[0] // 3

@@ -19,10 +19,13 @@ the slip instead. For one contact Newton's impulse equals Poisson's
 between compression and the end of the impact.
 """
 
+from typing import ClassVar
+
 import jax.numpy as jnp
 
-from diffimpact._validation import refuse_where
-from diffimpact.impulse._problem import Impact, check_problem, per_contact, sliding_directions, solve_lcp
+from diffimpact._validation import check_range, refuse_where
+from diffimpact.impulse._problem import check_problem, per_contact, sliding_directions, solve_lcp
+from diffimpact.impulse.base import Impact, ImpulseModel
 
 
 def _directions(velocity, friction, contacts, dimension):
@@ -40,38 +43,54 @@ def normal_problem(delassus, velocity, friction, dimension):
     return (delassus @ B)[normal_rows], B, velocity[normal_rows]
 
 
-def check(delassus, velocity, friction, restitution, dimension):
-    """Validated problem of ``dimension``-D contacts (2: planar, 3: spatial; None: one contact, from u⁻'s
-    length); W of one impact, not a batch."""
-    if dimension is None:
-        if jnp.ndim(velocity) != 1 or jnp.shape(velocity)[0] not in (2, 3):
-            raise ValueError(f"velocity of shape {jnp.shape(velocity)} is not one contact (2 or 3 components); "
-                             "for several contacts pass dimension=2 or 3")
-        dimension = jnp.shape(velocity)[0]
-    if dimension not in (2, 3):
-        raise ValueError(f"dimension must be 2 (planar contacts), 3 (spatial) or None (one contact); got {dimension}")
-    velocity = jnp.asarray(velocity, float)
-    if velocity.ndim != 1 or velocity.shape[0] % dimension or not 0 < velocity.shape[0] <= 12 * dimension:
-        raise ValueError(f"velocity must have shape ({dimension}m,) for 1 ≤ m ≤ 12 contacts of dimension "
-                         f"{dimension}; got {velocity.shape}")
-    W, u, mu, e = check_problem(delassus, velocity, friction, restitution, sizes=(velocity.shape[0],))
-    contacts = velocity.shape[0] // dimension
-    return W, u, per_contact("friction", mu, contacts), per_contact("restitution", e, contacts), dimension
+class _Restitution(ImpulseModel):
+    """What Newton's and Poisson's laws share: their parameters, their checks and the normal problem's set-up."""
+
+    restitution: jnp.ndarray
+    friction: jnp.ndarray
+    dimensions: ClassVar[tuple] = (2, 3)
+    several: ClassVar[bool] = True
+
+    def __init__(self, restitution, friction=0.0):
+        self.restitution = check_range("restitution", restitution, 0.0, 1.0)
+        self.friction = check_range("friction", friction, 0.0)
+
+    def _problem(self, delassus, velocity, dimension):
+        """(W, u⁻, dimension, N, B, u⁻_n, e) of m ≤ 12 contacts of ``dimension`` (2, 3; None: one contact, from u⁻'s
+        length); W of one impact, not a batch."""
+        if dimension is None:
+            if jnp.ndim(velocity) != 1 or jnp.shape(velocity)[0] not in (2, 3):
+                raise ValueError(f"velocity of shape {jnp.shape(velocity)} is not one contact (2 or 3 components); "
+                                 "for several contacts pass dimension=2 or 3")
+            dimension = jnp.shape(velocity)[0]
+        if dimension not in (2, 3):
+            raise ValueError(f"dimension must be 2 (planar contacts), 3 (spatial) or None (one contact); got "
+                             f"{dimension}")
+        velocity = jnp.asarray(velocity, float)
+        if velocity.ndim != 1 or velocity.shape[0] % dimension or not 0 < velocity.shape[0] <= 12 * dimension:
+            raise ValueError(f"velocity must have shape ({dimension}m,) for 1 ≤ m ≤ 12 contacts of dimension "
+                             f"{dimension}; got {velocity.shape}")
+        W, u = check_problem(delassus, velocity, sizes=(velocity.shape[0],))
+        contacts = velocity.shape[0] // dimension
+        mu = per_contact("friction", self.friction, contacts)
+        e = per_contact("restitution", self.restitution, contacts)
+        N, B, approach = normal_problem(W, u, mu, dimension)
+        return W, u, N, B, approach, jnp.broadcast_to(e, approach.shape)
 
 
-def impact(delassus, velocity, restitution, friction=0.0, *, dimension=None):
-    """Newton's impact of m ≤ 12 simultaneous contacts (module docstring).
+class Newton(_Restitution):
+    """Newton's impact of m ≤ 12 simultaneous contacts (module docstring), planar or spatial.
 
-    ``delassus`` W (m·dimension, m·dimension), ``velocity`` u⁻ (m·dimension,),
-    each contact normal first; ``restitution`` e ∈ [0, 1] and ``friction``
-    μ ≥ 0, scalars or one per contact; ``dimension`` 2 or 3 (None: a single
-    contact, the length of u⁻). Returns an ``Impact``.
+    ``Newton(restitution, friction=0.0)``: e ∈ [0, 1] and μ ≥ 0, each a
+    scalar or one per contact. Called as every ``ImpulseModel``:
+    ``model(W, u⁻, dimension)``, ``dimension`` 2 or 3 (None: a single contact,
+    the length of u⁻). Returns an ``Impact``.
     """
-    W, u, mu, e, dimension = check(delassus, velocity, friction, restitution, dimension)
-    N, B, approach = normal_problem(W, u, mu, dimension)
-    e = jnp.broadcast_to(e, approach.shape)
-    p, found = solve_lcp(N, approach + e * jnp.minimum(approach, 0.0))
-    p = refuse_where(p, ~found, "no Newton impulse exists: friction at the fixed sliding directions makes the "
-                     "normal velocities fall with the normal impulse (a Painlevé jam)")
-    impulse = B @ p
-    return Impact(impulse, u + W @ impulse)
+
+    def __call__(self, delassus, velocity, dimension=None):
+        W, u, N, B, approach, e = self._problem(delassus, velocity, dimension)
+        p, found = solve_lcp(N, approach + e * jnp.minimum(approach, 0.0))
+        p = refuse_where(p, ~found, "no Newton impulse exists: friction at the fixed sliding directions makes the "
+                         "normal velocities fall with the normal impulse (a Painlevé jam)")
+        impulse = B @ p
+        return Impact(impulse, u + W @ impulse)

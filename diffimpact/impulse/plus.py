@@ -125,14 +125,17 @@ The proximity tolerance (Fig. 6) decides which points enter the problem;
 ``proximal`` selects them from their gaps before the problem is assembled.
 """
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._math import safe_norm
-from diffimpact._validation import check_count, check_range
-from diffimpact.impulse._problem import Impact, per_contact, refuse_where
+from diffimpact._validation import check_count, check_range, refuse_where
+from diffimpact.impulse._problem import per_contact
+from diffimpact.impulse.base import Impact, ImpulseModel
 
 #: Normal states of a point in an interval (``PlusImpact.normal_state``).
 OBSERVING, COMPRESSING, INACTIVE, EXPANDING = 0, 1, 2, 3
@@ -205,7 +208,8 @@ def _unit(v):
 
 
 def step_lengths(start, change, transition_velocity, max_direction_change, min_step):
-    """α of every sliding point (§2e): (2.13), the direction limit (2.14), or 1. ``start``, ``change`` (m, 2)."""
+    """α of every sliding point (§2e): (2.13), the direction limit (2.14), or 1. ``start``, ``change`` (m, 2); the
+    limits scalars or one per point (m,)."""
     end = start + change
     start_speed, end_speed = safe_norm(start), safe_norm(end)
     squared = jnp.sum(change * change, -1)
@@ -236,7 +240,7 @@ def _interval(W, v, state, pending, mu, options):
     # Row scales: velocity rows as they are, impulse rows (sliding, impending) times a typical W entry,
     # so that the pseudoinverse's rank decision does not depend on the units.
     w_scale = jnp.max(jnp.abs(jnp.diag(W)))
-    v_scale = jnp.maximum(jnp.max(jnp.abs(v)), transition_velocity)
+    v_scale = jnp.maximum(jnp.max(jnp.abs(v)), jnp.max(transition_velocity))
 
     def residual(p, normal_active, rolling, friction, directions=None):
         """Table 1's equations for the free components; impending slip along ``directions`` if given."""
@@ -425,21 +429,24 @@ def _check_delassus(delassus, k):
     return delassus
 
 
-def impact(delassus, velocity, restitution, friction=0.0, *, capture_velocity=0.01, plastic_velocity=0.1,
-           transition_velocity=0.1, max_direction_change=0.01, min_step=1e-6, max_intervals=256, max_rounds=64):
+class Plus(ImpulseModel):
     """The PLUS impact of m simultaneous spatial contacts (module docstring).
+
+    Called as every ``ImpulseModel``, ``model(W, u⁻)``: W = J M⁻¹ Jᵀ (3m, 3m),
+    symmetric positive semi-definite: it is singular where the contacts are
+    redundant (more constraints than the bodies have freedoms), which PLUS
+    resolves by minimum-norm least squares (singular values below
+    ``RANK_CUTOFF`` of the largest count as zero); u⁻ (3m,), each contact
+    normal first (u⁻_n < 0 approaches). Returns a ``PlusImpact`` (impulse λ
+    (3m,), velocity u⁺ = u⁻ + W λ and the record). An impact in which no point
+    approaches returns λ = 0 with no intervals (a documented no-op). Each of
+    the first seven parameters is a scalar or one value per point.
 
     Parameters
     ----------
-    delassus : W = J M⁻¹ Jᵀ (3m, 3m), symmetric positive semi-definite: it
-        is singular where the contacts are redundant (more constraints than
-        the bodies have freedoms), which PLUS resolves by minimum-norm least
-        squares (singular values below ``RANK_CUTOFF`` of the largest count
-        as zero).
-    velocity : u⁻ (3m,), each contact normal first (u⁻_n < 0 approaches).
     restitution : e_min ∈ [0, 1], the restitution at and above
-        ``plastic_velocity`` (Fig. 2), a scalar or one per contact.
-    friction : μ ≥ 0, a scalar or one per contact.
+        ``plastic_velocity`` (Fig. 2).
+    friction : μ ≥ 0.
     capture_velocity, plastic_velocity : v_capture ≤ v_plastic (m/s) of
         Fig. 2. Both 0: the constant restitution e_min of Poisson's law.
     transition_velocity : v_transition > 0 (m/s), the slip speed below which
@@ -447,33 +454,46 @@ def impact(delassus, velocity, restitution, friction=0.0, *, capture_velocity=0.
     max_direction_change : θ_max ∈ (0, π/2) (rad), the largest turn of a
         sliding velocity within one interval (2.14).
     min_step : α_min ∈ (0, 1], the least step the direction limit may take.
-    max_intervals, max_rounds : bounds on the loops (static); ``converged``
-        in the record says whether the impact ended within them.
-
-    Returns
-    -------
-    ``PlusImpact`` (impulse λ (3m,), velocity u⁺ = u⁻ + W λ and the record).
-    An impact in which no point approaches returns λ = 0 with no intervals
-    (a documented no-op).
+    max_intervals, max_rounds : bounds on the loops (static ints ≥ 1);
+        ``converged`` in the record says whether the impact ended within them.
     """
-    max_intervals = check_count("max_intervals", max_intervals, 1)
-    max_rounds = check_count("max_rounds", max_rounds, 1)
-    velocity = jnp.asarray(velocity, float)
-    if velocity.ndim != 1 or velocity.shape[0] % 3 or velocity.shape[0] == 0:
-        raise ValueError(f"velocity must have shape (3m,) for m ≥ 1 spatial contacts; got {velocity.shape}")
-    W = _check_delassus(delassus, velocity.shape[0])
-    u = refuse_where(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
-    mu = check_range("friction", friction, 0.0)
-    e = check_range("restitution", restitution, 0.0, 1.0)
-    m = u.shape[0] // 3
-    mu, e = per_contact("friction", mu, m), per_contact("restitution", e, m)
-    capture_velocity = check_range("capture_velocity", capture_velocity, 0.0)
-    plastic_velocity = check_range("plastic_velocity", plastic_velocity, 0.0)
-    plastic_velocity = refuse_where(plastic_velocity, capture_velocity > plastic_velocity,
-                                    "capture_velocity must not exceed plastic_velocity")
-    transition_velocity = check_range("transition_velocity", transition_velocity, 0.0, low_open=True)
-    max_direction_change = check_range("max_direction_change", max_direction_change, 0.0, np.pi / 2,
-                                       low_open=True, high_open=True)
-    min_step = check_range("min_step", min_step, 0.0, 1.0, low_open=True)
-    options = (capture_velocity, plastic_velocity, transition_velocity, max_direction_change, min_step)
-    return _plus(W, u, jnp.broadcast_to(mu, (m,)), jnp.broadcast_to(e, (m,)), options, max_intervals, max_rounds)
+
+    restitution: jnp.ndarray
+    friction: jnp.ndarray
+    capture_velocity: jnp.ndarray
+    plastic_velocity: jnp.ndarray
+    transition_velocity: jnp.ndarray
+    max_direction_change: jnp.ndarray
+    min_step: jnp.ndarray
+    max_intervals: int = eqx.field(static=True)
+    max_rounds: int = eqx.field(static=True)
+    dimensions: ClassVar[tuple] = (3,)
+    several: ClassVar[bool] = True
+
+    def __init__(self, restitution, friction=0.0, *, capture_velocity=0.01, plastic_velocity=0.1,
+                 transition_velocity=0.1, max_direction_change=0.01, min_step=1e-6, max_intervals=256, max_rounds=64):
+        self.restitution = check_range("restitution", restitution, 0.0, 1.0)
+        self.friction = check_range("friction", friction, 0.0)
+        self.capture_velocity = check_range("capture_velocity", capture_velocity, 0.0)
+        plastic_velocity = check_range("plastic_velocity", plastic_velocity, 0.0)
+        self.plastic_velocity = refuse_where(plastic_velocity, self.capture_velocity > plastic_velocity,
+                                             "capture_velocity must not exceed plastic_velocity")
+        self.transition_velocity = check_range("transition_velocity", transition_velocity, 0.0, low_open=True)
+        self.max_direction_change = check_range("max_direction_change", max_direction_change, 0.0, np.pi / 2,
+                                                low_open=True, high_open=True)
+        self.min_step = check_range("min_step", min_step, 0.0, 1.0, low_open=True)
+        self.max_intervals = check_count("max_intervals", max_intervals, 1)
+        self.max_rounds = check_count("max_rounds", max_rounds, 1)
+
+    def __call__(self, delassus, velocity, dimension=None):
+        self._own_dimension(dimension)
+        velocity = jnp.asarray(velocity, float)
+        if velocity.ndim != 1 or velocity.shape[0] % 3 or velocity.shape[0] == 0:
+            raise ValueError(f"velocity must have shape (3m,) for m ≥ 1 spatial contacts; got {velocity.shape}")
+        W = _check_delassus(delassus, velocity.shape[0])
+        u = refuse_where(velocity, jnp.any(~jnp.isfinite(velocity)), "velocity must be finite")
+        m = u.shape[0] // 3
+        mu, e, *options = (jnp.broadcast_to(per_contact(name, getattr(self, name), m), (m,)) for name in (
+            "friction", "restitution", "capture_velocity", "plastic_velocity", "transition_velocity",
+            "max_direction_change", "min_step"))
+        return _plus(W, u, mu, e, options, self.max_intervals, self.max_rounds)

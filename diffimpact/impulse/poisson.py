@@ -22,16 +22,23 @@ energy even without friction; tests show both).
 import jax.numpy as jnp
 
 from diffimpact._validation import refuse_where
-from diffimpact.impulse._problem import Impact, solve_lcp
-from diffimpact.impulse.newton import check, normal_problem
+from diffimpact.impulse._problem import solve_lcp
+from diffimpact.impulse.base import Impact
+from diffimpact.impulse.newton import _Restitution
 
 
-def impact(delassus, velocity, restitution, friction=0.0, *, dimension=None):
-    """Poisson's impact of m ≤ 12 simultaneous contacts; arguments as ``newton.impact``. Returns an ``Impact``."""
-    W, u, mu, e, dimension = check(delassus, velocity, friction, restitution, dimension)
-    N, B, approach = normal_problem(W, u, mu, dimension)
-    compression, found = solve_lcp(N, approach)
-    compression = refuse_where(compression, ~found, "no compression impulse exists: friction at the fixed sliding "
-                               "directions makes the normal velocities fall with the normal impulse (a Painlevé jam)")
-    impulse = B @ ((1 + jnp.broadcast_to(e, approach.shape)) * compression)
-    return Impact(impulse, u + W @ impulse)
+class Poisson(_Restitution):
+    """Poisson's impact of m ≤ 12 simultaneous contacts (module docstring), planar or spatial.
+
+    ``Poisson(restitution, friction=0.0)`` and its call as ``newton.Newton``.
+    Returns an ``Impact``.
+    """
+
+    def __call__(self, delassus, velocity, dimension=None):
+        W, u, N, B, approach, e = self._problem(delassus, velocity, dimension)
+        compression, found = solve_lcp(N, approach)
+        compression = refuse_where(compression, ~found, "no compression impulse exists: friction at the fixed "
+                                   "sliding directions makes the normal velocities fall with the normal impulse (a "
+                                   "Painlevé jam)")
+        impulse = B @ ((1 + e) * compression)
+        return Impact(impulse, u + W @ impulse)

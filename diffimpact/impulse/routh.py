@@ -34,9 +34,13 @@ The result is piecewise smooth in W, u⁻, μ and k, with derivatives that jump
 where the case changes; ``jit``, ``vmap`` and ``grad`` apply.
 """
 
+from typing import ClassVar
+
 import jax.numpy as jnp
 
-from diffimpact.impulse._problem import Impact, check_problem
+from diffimpact._validation import check_range
+from diffimpact.impulse._problem import check_problem
+from diffimpact.impulse.base import Impact, ImpulseModel
 
 CASES = ("a: slides throughout", "b: sticks during compression", "c: reverses during compression",
          "d: sticks during restitution", "e: reverses during restitution")
@@ -80,21 +84,33 @@ def _path(W, u, mu, k):
             jnp.where(separating, zero, end))
 
 
-def impact(delassus, velocity, friction, restitution):
+class Routh(ImpulseModel):
     """Routh's impact of one planar contact (module docstring).
+
+    Called as every ``ImpulseModel``, ``model(W, u⁻)``: W (..., 2, 2), SPD,
+    normal first (u⁺ = u⁻ + W λ); u⁻ = (c, s) (..., 2), the closing (negative:
+    approaching) and sliding velocity; leading dimensions broadcast with the
+    parameters'. Returns a ``RouthImpact``: impulse (F, T), velocity u⁺, case,
+    stop, compression, end.
 
     Parameters
     ----------
-    delassus : W (..., 2, 2), SPD, normal first: u⁺ = u⁻ + W λ.
-    velocity : u⁻ = (c, s) (..., 2): closing (negative: approaching) and sliding velocity.
     friction : Coulomb μ ≥ 0.
     restitution : Poisson's k ∈ [0, 1] (F_f = (1 + k) F_m).
-
-    Returns
-    -------
-    ``RouthImpact``: impulse (F, T), velocity u⁺, case, stop, compression, end.
     """
-    W, u, mu, k = check_problem(delassus, velocity, friction, restitution, sizes=(2,))
-    impulse, case, stop, compression, end = jnp.vectorize(
-        _path, signature="(2,2),(2),(),()->(2),(),(),(),()")(W, u, mu, k)
-    return RouthImpact(impulse, u + jnp.einsum("...ij,...j->...i", W, impulse), case, stop, compression, end)
+
+    friction: jnp.ndarray
+    restitution: jnp.ndarray
+    dimensions: ClassVar[tuple] = (2,)
+    several: ClassVar[bool] = False
+
+    def __init__(self, friction, restitution):
+        self.friction = check_range("friction", friction, 0.0)
+        self.restitution = check_range("restitution", restitution, 0.0, 1.0)
+
+    def __call__(self, delassus, velocity, dimension=None):
+        self._own_dimension(dimension)
+        W, u = check_problem(delassus, velocity, sizes=(2,))
+        impulse, case, stop, compression, end = jnp.vectorize(
+            _path, signature="(2,2),(2),(),()->(2),(),(),(),()")(W, u, self.friction, self.restitution)
+        return RouthImpact(impulse, u + jnp.einsum("...ij,...j->...i", W, impulse), case, stop, compression, end)

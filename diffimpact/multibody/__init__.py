@@ -67,7 +67,6 @@ from diffimpact.multibody.formulations import (
 from diffimpact.multibody.impact_laws import (
     HuntCrossleyImpact,
     ImpactLaw,
-    NewtonRestitution,
     OptimalDamping,
     RigidImpact,
 )
@@ -80,7 +79,7 @@ from diffimpact.rotations import euler_parameters, euler_rates, euler_rotation, 
 
 __all__ = [
     "CircleCircle", "CirclePlane", "Contact", "Cushion", "Events", "Geometry", "HoledPlane", "HuntCrossleyImpact",
-    "ImpactLaw", "NewtonRestitution", "OptimalDamping", "PointPlane", "RigidImpact", "contact_frame",
+    "ImpactLaw", "OptimalDamping", "PointPlane", "RigidImpact", "contact_frame",
     "impact_problem", "impact_velocity", "normal_response", "resolve_at_onset",
     "AppliedTorque", "AugmentedLagrangian", "Baumgarte", "Body", "Constraint",
     "DirectCorrection", "Driver", "Force", "Formulation", "Gravity", "Ground",

@@ -33,7 +33,8 @@ Each body owns a block of the generalised coordinates q.
   at any |p| and any pᵀṗ: a drift of |p| moves the rotation's
   bookkeeping, never the body's answer to a torque. With the paper's
   unnormalised forms a ball at |p| = 1.05 answers as if its moment of
-  inertia were J |p|⁴ = 1.22 J (``benchmarks/euler_drift.py``).
+  inertia were J |p|⁴ = 1.22 J (docs/design/table-settings.md, "A ball's
+  inertia under a drift of |p|").
 
 ``orientation`` and ``point_position`` work on either kind of block; they
 dispatch on its static length (3: planar, 7: spatial).

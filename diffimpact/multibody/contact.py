@@ -30,8 +30,8 @@ computing once per run what does not depend on the impact
 onset ``simulate`` applies the impulse of a model of ``diffimpact.impulse``
 (Newton, Poisson, PLUS, Routh, maximum dissipation) to the stacked problem of
 the family's proximal contacts, each in its frame ([Uchida 2015] §3a, Fig. 6;
-``impact_velocity``); ``NewtonRestitution(e)`` is the frictionless Newton
-impact.
+``impact_velocity``); ``RigidImpact(Newton(e))`` is the frictionless
+Newton impact.
 The geometries are ``diffimpact.multibody.geometry``. In 3-D the friction
 force is a 3-vector along the relative tangential velocity and its torques
 come from Jᵀ F, its moments about the bodies' centres.
@@ -61,12 +61,11 @@ from diffimpact._math import dot, normal_frame, positive_power, safe_norm
 from diffimpact._validation import is_concrete
 from diffimpact.contact.friction import FrictionLaw
 from diffimpact.contact.normal import NormalForceLaw
-from diffimpact.impulse._problem import Impact
 from diffimpact.multibody.bodies import SPATIAL_SIZE, point_force, point_velocity, position
 from diffimpact.multibody.forces import Force
 from diffimpact.multibody.formulations import _saddle_point_solve, constrained_acceleration
 from diffimpact.multibody.geometry import Geometry
-from diffimpact.multibody.impact_laws import ImpactLaw, RigidImpact, _model_keywords
+from diffimpact.multibody.impact_laws import ImpactLaw, RigidImpact
 
 
 # --- the force element -------------------------------------------------------------
@@ -200,7 +199,7 @@ class Contact(Force):
     ----------
     geometry : a ``Geometry`` (``CirclePlane``/``SpherePlane``, ``PointPlane``,
         ``CircleCircle``/``SphereSphere``, ``SphereFace``, ``Cushion``).
-    law : ``NormalForceLaw``, ``ImpactLaw`` or ``RigidImpact`` (e.g. ``NewtonRestitution``).
+    law : ``NormalForceLaw``, ``ImpactLaw`` or ``RigidImpact`` (e.g. ``RigidImpact(Newton(e))``).
     friction : optional ``FrictionLaw`` (not with a ``RigidImpact``, whose model has its own friction).
     located : whether ``simulate`` locates the contacts' onsets and separations as events (default). With
         ``False`` it does not: the clipped law acts at every evaluation, as outside ``simulate``, and the
@@ -620,9 +619,5 @@ def impact_velocity(model, contact, q, v, t, taking_part=None):
     taking_part = jnp.ones(count, bool) if taking_part is None else taking_part
     delassus, velocity, responses = impact_problem(model, contact, q, v, t, taking_part)
     dimension = velocity.shape[0] // count
-    keywords = _model_keywords(contact.law.model, count, dimension)
-    # a family of one passes its contact's own parameters, a family of m one per contact, (m,)
-    parameters = {name: value[0] if count == 1 else value for name, value in contact.law.parameters.items()}
-    result = contact.law.model(delassus, velocity, **parameters, **keywords)
-    impulse = result.impulse if isinstance(result, Impact) else result
+    impulse = contact.law.family_model(count, dimension)(delassus, velocity, dimension).impulse
     return v + responses @ jnp.where(jnp.repeat(taking_part, dimension), impulse, 0.0)

@@ -1,16 +1,14 @@
 """Contact laws set at each impact: compliant laws whose parameters depend on the impact (``ImpactLaw``:
 ``OptimalDamping``, eq. (50) of [Poursina 2020]; ``HuntCrossleyImpact``, eq. (9) with the damping factors of
-eqs. (13)–(16)), and instantaneous impacts resolved by a model of ``diffimpact.impulse`` (``RigidImpact``,
-``NewtonRestitution``).
+eqs. (13)–(16)), and instantaneous impacts resolved by a model of ``diffimpact.impulse`` (``RigidImpact``).
 
 ``simulate`` resolves an ``ImpactLaw`` at every onset of its ``Contact`` from
 the effective mass of the contact normal and the approach speed there, and
 applies a ``RigidImpact``'s impulse to the stacked problem of the family's
-proximal contacts (``diffimpact.multibody.events``).
+proximal contacts (``diffimpact.multibody.integrate.events``).
 """
 
 import abc
-import functools
 from typing import Optional
 
 import equinox as eqx
@@ -21,7 +19,7 @@ from diffimpact._validation import check_positive, check_range
 from diffimpact.contact import damping_factors
 from diffimpact.contact.normal import HertzLinearDamper, HuntCrossley
 from diffimpact.impact.damping import _check_exponent_restitution, _check_method, _optimal_damping, damping_scale
-from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
+from diffimpact.impulse.base import KINDS, ImpulseModel
 
 
 class ImpactLaw(eqx.Module):
@@ -129,19 +127,17 @@ class HuntCrossleyImpact(ImpactLaw):
 
 
 class RigidImpact(eqx.Module):
-    """An instantaneous impact resolved by ``model`` (an impact model of ``diffimpact.impulse``) at onset.
+    """An instantaneous impact resolved at onset by ``model``, an ``ImpulseModel`` of ``diffimpact.impulse``.
 
-    ``RigidImpact(diffimpact.impulse.plus.impact, proximity=1e-6, restitution=0.4, friction=0.2)``:
-    at each onset of a contact of its family ``simulate`` resolves one impact
-    of the family's proximal contacts: it stacks their Delassus operator
+    ``RigidImpact(diffimpact.impulse.Plus(0.4, 0.2), proximity=1e-6)``: at
+    each onset of a contact of its family ``simulate`` resolves one impact of
+    the family's proximal contacts: it stacks their Delassus operator
     W = J M_c⁻¹ Jᵀ and velocities u⁻, each contact in its frame, normal first
-    (``impact_velocity``), calls ``model(W, u⁻, **parameters)`` once and
-    applies the impulse. The parameters are differentiable leaves, one per
-    contact: a family of m contacts passes each (m,) (the models take
-    restitution and friction per contact), a family of one its own values.
-    Options that are not per contact (``plus.impact``'s velocities and loop
-    bounds, ``max_dissipation.gauss_seidel``'s ``sweeps``) go in with
-    ``functools.partial``.
+    (``impact_velocity``), calls ``model(W, u⁻, dimension)`` once and applies
+    the impulse. The model's array fields are differentiable leaves, one per
+    contact: a family of m contacts stacks them, (m,), a family of one passes
+    its own values. ``RigidImpact(Newton(e))`` is the frictionless Newton
+    impact, ⁺δ̇ = −e ⁻δ̇.
 
     Proximity ([Uchida 2015] §3a, Fig. 6). An impact is triggered when a
     contact of the family is first seen to touch (an onset); every contact of
@@ -161,73 +157,48 @@ class RigidImpact(eqx.Module):
     differences of 1e-17 m; ``simulate``'s rtol and atol bound those of the
     integration) to treat near-simultaneous contacts together.
 
-    Models. Of several contacts: ``newton.impact`` and ``poisson.impact``
-    (planar or spatial) and ``max_dissipation.gauss_seidel`` (spatial) need W
+    Models. Of several contacts (``several``): ``Newton`` and ``Poisson``
+    (planar or spatial) and ``MaxDissipationGaussSeidel`` (spatial) need W
     positive definite, which redundant contacts are not (four corners of a
     brick on the ground, or two ends of a planar rod: more contact directions
-    than freedoms); ``plus.impact`` (spatial) resolves those too, spreading
-    the load by least squares. Of one contact: ``routh.impact`` (planar) and
-    ``max_dissipation.impact`` (spatial) refuse a family of more than one
-    contact (``ValueError`` in ``simulate``): give each contact a family of
-    its own, resolved one after the other. A model returns an ``Impact``, or
-    the impulse λ itself as ``max_dissipation.gauss_seidel`` does.
+    than freedoms); ``Plus`` (spatial) resolves those too, spreading the load
+    by least squares. Of one contact: ``Routh`` (planar) and
+    ``MaxDissipation`` (spatial) refuse a family of more than one contact
+    (``ValueError`` in ``simulate``): give each contact a family of its own,
+    resolved one after the other. A model whose ``dimensions`` do not hold the
+    family's contacts is refused too.
     """
 
-    model: object = eqx.field(static=True)
+    model: ImpulseModel
     proximity: jnp.ndarray
-    parameters: dict
 
-    def __init__(self, model, *, proximity=0.0, **parameters):
-        if not callable(model):
-            raise TypeError(f"model must be an impact function of diffimpact.impulse; got {type(model).__name__}")
+    def __init__(self, model, *, proximity=0.0):
+        if not isinstance(model, ImpulseModel):
+            raise TypeError(f"model must be an ImpulseModel of diffimpact.impulse (e.g. Newton(restitution)); got "
+                            f"{type(model).__name__}")
         self.model = model
         if jnp.ndim(proximity) != 0:
             raise ValueError(f"proximity must be one distance (m) per contact, a scalar; got shape "
                              f"{jnp.shape(proximity)}")
         self.proximity = check_range("proximity (m)", proximity, 0.0)
-        self.parameters = {name: jnp.asarray(value, dtype=float) for name, value in parameters.items()}
 
+    def family_model(self, count, dimension):
+        """The model for one impact of this family of ``count`` contacts of ``dimension``, once it suits them.
 
-class NewtonRestitution(RigidImpact):
-    """Newton's frictionless impact, ⁺δ̇ = −e ⁻δ̇ (``RigidImpact`` of ``diffimpact.impulse.newton``)."""
-
-    def __init__(self, restitution, *, proximity=0.0):
-        super().__init__(newton.impact, proximity=proximity,
-                         restitution=check_range("restitution", restitution, 0.0, 1.0))
-
-
-#: What the contact-onset hook knows of the models of ``diffimpact.impulse``: the contact dimensions each resolves,
-#: whether it resolves several contacts at once and whether it takes their ``dimension``. Other callables are
-#: taken to resolve several contacts of either dimension from W and u⁻ alone.
-_MODELS = {
-    newton.impact: ((2, 3), True, True),
-    poisson.impact: ((2, 3), True, True),
-    plus.impact: ((3,), True, False),
-    max_dissipation.gauss_seidel: ((3,), True, False),
-    routh.impact: ((2,), False, False),
-    max_dissipation.impact: ((3,), False, False),
-    max_dissipation.single_contact: ((3,), False, False),
-}
-
-
-def _model_keywords(model, count, dimension):
-    """The keywords the hook passes to ``model`` for ``count`` contacts of ``dimension``, once it suits them."""
-    inner = model
-    while isinstance(inner, functools.partial):
-        inner = inner.func
-    if inner not in _MODELS:
-        return {}
-    dimensions, several, takes_dimension = _MODELS[inner]
-    name = f"{inner.__module__}.{inner.__qualname__}"
-    kinds = {2: "planar", 3: "spatial"}
-    if dimension not in dimensions:
-        raise ValueError(f"{name} resolves {kinds[dimensions[0]]} contacts; this RigidImpact family's contacts are "
-                         f"{kinds[dimension]}")
-    if count > 1 and not several:
-        raise ValueError(
-            f"{name} resolves one contact at a time, and this RigidImpact family has {count} contacts, which take "
-            "part in one impact together when they touch at once: use a model of several contacts (newton.impact, "
-            "poisson.impact, plus.impact, max_dissipation.gauss_seidel), or give each contact a family of its own "
-            "(resolved one after the other)"
-        )
-    return {"dimension": dimension} if takes_dimension else {}
+        The law is the family's (its leaves stacked along the contacts): a
+        family of one gives its contact's own values, a family of m the (m,)
+        stacks.
+        """
+        model = self.model
+        name = type(model).__name__
+        if dimension not in model.dimensions:
+            raise ValueError(f"{name} resolves {KINDS[model.dimensions[0]]} contacts; this RigidImpact family's "
+                             f"contacts are {KINDS[dimension]}")
+        if count > 1 and not model.several:
+            raise ValueError(
+                f"{name} resolves one contact at a time, and this RigidImpact family has {count} contacts, which "
+                "take part in one impact together when they touch at once: use a model of several contacts "
+                "(Newton, Poisson, Plus, MaxDissipationGaussSeidel), or give each contact a family of its own "
+                "(resolved one after the other)"
+            )
+        return jax.tree.map(lambda value: value[0], model) if count == 1 else model

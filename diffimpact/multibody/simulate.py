@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where
+from diffimpact._validation import check_count, check_positive, check_range, is_concrete, refuse_where, require_float64
 from diffimpact.contact.normal import NormalForceLaw
 from diffimpact.multibody.formulations import Formulation, project
 from diffimpact.multibody.integrate.events import contact_families, starts_closed
@@ -162,7 +162,7 @@ def simulate(
         forces at the save times (``Trajectory.contact_history``, evaluated
         inside each segment with the laws that acted there). Off by default:
         it adds about a quarter to the compile time of a contact model and
-        costs run time at every save time (``benchmarks/contact_history.py``).
+        costs run time at every save time (measured side by side on the table's break).
         Only for models with ``Contact``s.
     progress : show a tqdm progress bar of the simulated time, one for the whole run, never going back
         (``integrate.progress``); derivatives and ``jax.vmap`` pass through it.
@@ -171,6 +171,7 @@ def simulate(
     -------
     ``Trajectory``.
     """
+    require_float64("diffimpact.multibody.simulate")
     if not isinstance(formulation, Formulation):
         raise TypeError(
             "formulation must be an instance of a diffimpact.multibody Formulation "

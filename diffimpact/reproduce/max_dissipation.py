@@ -31,7 +31,7 @@ problem. Coulomb friction with contact forces has no solution for
 gives no impulse (the grazing case P₂ of Fig. 5), for μ ≥ μ* it gives the
 impulse that sticks the tip, Λ₀ = m v₀/8 (3 sin 2θ, 5 + 3 cos 2θ, 0) in
 (n, t, o) (case P₁). The reproduction finds the threshold by bisection on
-``single_contact`` and compares it with μ*(θ).
+``MaxDissipation``'s impulse and compares it with μ*(θ).
 
 **Time stepping** (§3.1; ``diffimpact.rigid_spheres``): (a) a solid
 sphere launched sliding without spin on a plane with friction μ decelerates
@@ -57,7 +57,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from diffimpact import rigid_spheres
-from diffimpact.impulse import max_dissipation
+from diffimpact.impulse import MaxDissipation, max_dissipation
 from diffimpact.io import figure, save_figure, write_csv
 
 ACADEMIC = dict(dx=10.0, dy=1.0, dz=1.0, mx=0.03, my=65.0, mz=50.0, friction=3.7,
@@ -151,7 +151,7 @@ def run_academic(out, quick=False):
     panels = []
     for orthonormal in (False, True):
         A, b, mu = academic_problem(orthonormal)
-        star = np.asarray(max_dissipation.single_contact(A, -b, mu))
+        star = np.asarray(MaxDissipation(mu)(A, -b).impulse)
         coulomb = coulomb_solutions(A, b, mu)
         frame = "orthonormal frame" if orthonormal else "frame as printed (t = n × e_x)"
         lines.append(f"{frame}: x* = {np.round(star, 3).tolist()}, energy {energy(A, b, star):.4f}, "
@@ -208,18 +208,21 @@ def _plot_academic(panels, path, resolution):
     save_figure(figure, path)
 
 
-_single_contact = jax.jit(max_dissipation.single_contact)
+@jax.jit
+def _impulse(delassus, velocity, friction):
+    """``MaxDissipation(friction)``'s impulse on (W, u⁻), compiled once (μ traced)."""
+    return MaxDissipation(friction)(delassus, velocity).impulse
 
 
 def paradox_threshold(thetas, high=20.0, tolerance=1e-10):
-    """The least μ for which ``single_contact`` gives the rod a non-zero impulse, by bisection, per angle."""
+    """The least μ for which ``MaxDissipation`` gives the rod a non-zero impulse, by bisection, per angle."""
     problems = [rod_problem(theta) for theta in np.atleast_1d(thetas)]
     A = np.stack([p[0] for p in problems])
     u = np.stack([p[1] for p in problems])
     low, high = np.zeros(len(problems)), np.full(len(problems), high)
     while np.max(high - low) > tolerance:
         middle = 0.5 * (low + high)
-        acts = np.any(np.asarray(_single_contact(A, u, middle)) != 0, axis=-1)
+        acts = np.any(np.asarray(_impulse(A, u, middle)) != 0, axis=-1)
         low, high = np.where(acts, low, middle), np.where(acts, middle, high)
     return high
 
@@ -233,7 +236,7 @@ def run_paradox(out, quick=False):
     thetas = np.radians(np.linspace(5.0, 85.0, 17 if quick else 81))
     thresholds = paradox_threshold(thetas)
     exact = paradox_friction(thetas)
-    impulses = np.array([np.asarray(_single_contact(*rod_problem(theta, friction=mu)))
+    impulses = np.array([np.asarray(_impulse(*rod_problem(theta, friction=mu)))
                          for theta, mu in zip(thetas, exact + 0.1)])
     sticking = np.array([stick_impulse(theta) for theta in thetas])
     write_csv(out / "maxdiss-paradox.csv", {
@@ -247,7 +250,7 @@ def run_paradox(out, quick=False):
     fine = np.radians(np.linspace(3.0, 87.0, 400))
     left.plot(np.degrees(fine), paradox_friction(fine), color="black", lw=2.5, label="μ*(θ), §4.2 (closed form)")
     left.plot(np.degrees(thetas), thresholds, "o", color="tab:orange", ms=4,
-              label="least μ with an impulse (single_contact, bisection)")
+              label="least μ with an impulse (MaxDissipation, bisection)")
     left.plot(np.degrees(theta_min), 4 / 3, "*", color="tab:red", ms=14, label="minimum 4/3 at ½ acos(−3/5)")
     left.set_ylim(0, 6)
     left.set_xlabel("rod angle θ (deg)")
@@ -257,7 +260,7 @@ def run_paradox(out, quick=False):
     for i, (label, color) in enumerate((("normal", "tab:blue"), ("tangential", "tab:green"))):
         right.plot(np.degrees(thetas), sticking[:, i], color=color, lw=2.5, label=f"Λ₀ {label} (§4.2)")
         right.plot(np.degrees(thetas), impulses[:, i], "o", color="black", ms=3,
-                   label="single_contact at μ = μ* + 0.1" if i == 0 else None)
+                   label="MaxDissipation at μ = μ* + 0.1" if i == 0 else None)
     right.set_xlabel("rod angle θ (deg)")
     right.set_ylabel("impulse / (m v₀) (-)")
     right.set_title("Above μ*: the impulse sticks the tip", fontsize=10)

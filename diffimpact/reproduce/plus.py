@@ -181,12 +181,12 @@ def _plus_compiled():
     """PLUS with Table A1's parameters, compiled once (friction, e_min and θ_max traced)."""
     import jax
 
-    from diffimpact.impulse import plus
+    from diffimpact.impulse import Plus
 
     p = EXAMPLE_1
-    return jax.jit(lambda W, u, e, mu, theta: plus.impact(
-        W, u, e, mu, capture_velocity=p["capture_velocity"], plastic_velocity=p["plastic_velocity"],
-        transition_velocity=p["transition_velocity"], max_direction_change=theta, max_intervals=512))
+    return jax.jit(lambda W, u, e, mu, theta: Plus(
+        e, mu, capture_velocity=p["capture_velocity"], plastic_velocity=p["plastic_velocity"],
+        transition_velocity=p["transition_velocity"], max_direction_change=theta, max_intervals=512)(W, u))
 
 
 def _plus_run(W, u, friction, restitution, theta):
@@ -391,7 +391,7 @@ def run_cradle(out, quick=False):
     """
     import jax
 
-    from diffimpact.impulse import plus, poisson
+    from diffimpact.impulse import Plus, Poisson, plus
 
     out = Path(out)
     p = EXAMPLE_3
@@ -400,8 +400,7 @@ def run_cradle(out, quick=False):
     ball_velocity = lambda impulse: (twist + inverse_mass @ J.T @ np.asarray(impulse))[0::6]  # noqa: E731
 
     # B: PLUS with the constant restitution 1 (v_capture = v_plastic = 0), frictionless
-    result = jax.jit(lambda W, u: plus.impact(W, u, p["restitution"], 0.0, capture_velocity=0.0,
-                                              plastic_velocity=0.0))(W, u)
+    result = jax.jit(lambda W, u: Plus(p["restitution"], 0.0, capture_velocity=0.0, plastic_velocity=0.0)(W, u))(W, u)
     n = int(result.intervals)
     plus_v = np.vstack([twist[0::6]] + [ball_velocity(result.accumulated[i]) for i in range(n)])
     plus_rounds = np.asarray(result.interval_round[:n])
@@ -409,7 +408,7 @@ def run_cradle(out, quick=False):
     table = [[plus.NORMAL_STATES[plus_states[np.flatnonzero(plus_rounds == r)[0], k]]
               for r in range(1, int(result.rounds) + 1)] for k in range(balls - 1)]
     # C: every proximal pair in one compression and one expansion (Poisson, e = 1)
-    model_c = ball_velocity(jax.jit(lambda W, u: poisson.impact(W, u, p["restitution"], dimension=3))(W, u).impulse)
+    model_c = ball_velocity(jax.jit(lambda W, u: Poisson(p["restitution"])(W, u, dimension=3))(W, u).impulse)
     # A: the compliant row
     times = np.linspace(0.0, 1e-3, 201 if quick else 1001)
     trajectory = compliant_cradle(times)
@@ -537,13 +536,13 @@ def _four_point_compiled():
     """PLUS with Example 2's parameters, compiled once per number of points (θ_max traced)."""
     import jax
 
-    from diffimpact.impulse import plus
+    from diffimpact.impulse import Plus
 
     p = EXAMPLE_2
-    return jax.jit(lambda W, u, theta: plus.impact(
-        W, u, p["min_restitution"], p["friction"], capture_velocity=p["capture_velocity"],
+    return jax.jit(lambda W, u, theta: Plus(
+        p["min_restitution"], p["friction"], capture_velocity=p["capture_velocity"],
         plastic_velocity=p["plastic_velocity"], transition_velocity=p["transition_velocity"],
-        max_direction_change=theta))
+        max_direction_change=theta)(W, u))
 
 
 def _four_point_plus(W, u, theta=EXAMPLE_2["max_direction_change"]):

@@ -7,7 +7,8 @@ materials and laws of the ``formulations`` study) from ``break_state``
 (10.729 m/s along +x), integrated with contact events (``FORMULATION``:
 Baumgarte's stabilisation at α = β = 20 1/s; rtol = 1e-3, atol = 1e-6:
 Matlab's defaults, as in that study, under diffrax's root-mean-square error
-norm, about ode45's rtol = 1e-2 here: ``benchmarks/error_norm.py``; the
+norm, about ode45's rtol = 1e-2 here: docs/design/table-settings.md, "A
+ball's inertia under a drift of |p|; the error norm at table scale"; the
 steps also bounded by the closed ball–cushion contacts, ``CONTACT_STEPS``). Writes
 
 * ``break.csv``: the balls' centres (x, y, z; columns ``x_yellow_stripe_m`` …) and the energy at the save times;
@@ -29,7 +30,8 @@ Why Baumgarte at α = β = 20. The Euler parameters of a spinning ball drift at
 these tolerances: the solver's error in ṗ along p (an allowed 1e-3 of |ṗ| ≈
 ω/2, some 100 1/s for a rolling ball) is never corrected by the Lagrange
 multipliers, so |p| leaves 1 and keeps leaving: 21 by 4 s of the break
-(``python benchmarks/break_events.py --formulation lagrange --duration 4``).
+(docs/design/table-settings.md, "A ball's inertia under a drift of
+|p|").
 The motion does not see it: the rotation, the spins and the inertia are
 those of p/|p| (``diffimpact.multibody.bodies``). But a run should not carry
 coordinates that grow without bound, and Baumgarte's feedback at α = β = 20
@@ -211,7 +213,7 @@ SHOT_BALLS, SHOT_POCKET, SHOT_SPEED = ((0.9, 0.3),), "foot-left", 2.0
 #: ``shot``'s relative tolerance (atol = 1e-3 rtol), tighter than the break's ``TOLERANCES`` (the paper's Matlab
 #: defaults): at rtol = 1e-3 the cloth's friction chatters in steps across its band when a ball's slide turns into
 #: rolling, which acts as a rolling resistance that the model does not have (a ball launched at 2 m/s on the
-#: critically damped cloth rolls 1.8 % slow after 0.8 s, against 4e-6 at 1e-5: ``benchmarks/slide_to_roll.py``),
+#: critically damped cloth rolls 1.8 % slow after 0.8 s, against 4e-6 at 1e-5: ``validation/slide_to_roll.py``),
 #: and ``shot``'s default shot ends with the cue ball 10 mm from where runs at 1e-5 and 1e-6 agree within 0.9 mm
 #: (docs/results/shot.md, "`diffimpact shot`").
 SHOT_RTOL = 1e-5
@@ -220,7 +222,7 @@ SHOT_RTOL = 1e-5
 #: converge slowly with rtol. The README's shot (0.4 s): every entry within 2.3e-4 m per unit of the strike at rtol
 #: 1e-5 and 3.8e-6 at 1e-8, in 0.37 and 0.98 s; the default shot (4 s, the cue ball hopping after the foot
 #: cushion): the cue ball's dx/d(speed) −0.927 at 1e-5 and −0.6422 at 1e-8 (9.6 and 21.7 s), against −0.6418 and
-#: −0.6363 from central differences at steps 1e-5 and 1e-6 (``benchmarks/shot_gradient.py``;
+#: −0.6363 from central differences at steps 1e-5 and 1e-6 (``validation/shot_gradient.py``;
 #: docs/design/step-control.md, "The passages through the band under the tangents' errors").
 SENSITIVITY_RTOL = 1e-8
 #: Contact events listed in ``shot``'s summary (all of them are in ``shot-events.csv``).
@@ -248,7 +250,7 @@ def shot(out, cue=None, balls=SHOT_BALLS, speed=SHOT_SPEED, aim=None, pocket=SHO
     speed, aim, topspin and sidespin ratios, ``STRIKE``) or to the names given of ``STRIKE`` and of
     ``TABLE_PARAMETERS`` (the balls' and the table's materials and laws, e.g. ``ball_restitution``,
     ``cloth_friction``), in forward mode with the steps judged by the derivatives' errors too (``ForwardMode``'s
-    ``tangent_errors``; by the state's alone a shot's derivatives are wrong: ``benchmarks/shot_gradient.py``), each
+    ``tangent_errors``; by the state's alone a shot's derivatives are wrong: ``validation/shot_gradient.py``), each
     by its ratio to its value's size, and at an rtol of at most ``SENSITIVITY_RTOL``, written to
     ``shot-sensitivity.csv`` (per degree of aim, per SI unit of the rest) and summarised. Bad input (balls that
     overlap, sit in a cushion or over a pocket, a speed ≤ 0, a cloth damping ratio < 0, an impossible cut, a name

@@ -116,13 +116,12 @@ def compliant_contact(stiffness):
 
 def plus_contact():
     """The sphere–ground contact as a PLUS impact: e = 1 at every speed (v_capture = v_plastic = 0), μ = 0.1."""
-    from diffimpact.impulse import plus
+    from diffimpact.impulse import Plus
     from diffimpact.multibody import Contact, RigidImpact, SpherePlane
 
     p = PENDULUM
     geometry = SpherePlane(None, np.zeros(3), UP, 2, sphere_centre_local(), p["sphere_radius"])
-    return Contact(geometry, RigidImpact(plus.impact, restitution=1.0, friction=p["friction"],
-                                         capture_velocity=0.0, plastic_velocity=0.0))
+    return Contact(geometry, RigidImpact(Plus(1.0, p["friction"], capture_velocity=0.0, plastic_velocity=0.0)))
 
 
 def pendulum_model(contact=None):
@@ -321,8 +320,7 @@ def plus_problem(model, start):
 
 def plus_record(model, W, u):
     """PLUS's ``PlusImpact`` (intervals, states, accumulated impulses) on (W, u⁻) with the contact's parameters."""
-    law = model.forces[1].law
-    return law.model(W, u, **{name: value[0] for name, value in law.parameters.items()})
+    return model.forces[1].law.family_model(1, 3)(W, u)
 
 
 def compliant_impact(stiffness, start, repeats):

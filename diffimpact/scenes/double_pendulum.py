@@ -70,9 +70,9 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from diffimpact._validation import check_positive, check_range
+from diffimpact._validation import check_positive, check_range, require_float64
 from diffimpact.contact.friction import Coulomb
-from diffimpact.impulse import routh
+from diffimpact.impulse import Routh
 from diffimpact.multibody import (
     AppliedTorque,
     CirclePlane,
@@ -161,6 +161,7 @@ def minimal_energy(p, psi, dpsi):
 @eqx.filter_jit
 def simulate_minimal(p, psi0, dpsi0, save_times, rtol=1e-10, atol=1e-10):
     """Integrate A ψ̈ = Q ([Sypniewska-Kamińska 2017], eqs. (3)–(5)) with Tsit5; returns ψ, ψ̇ at ``save_times``."""
+    require_float64("diffimpact.scenes.double_pendulum.simulate_minimal")
 
     def vector_field(t, y, args):
         psi, dpsi = y
@@ -289,7 +290,7 @@ def obstacle_model(p, obstacle, rigid=False):
 
     ``rigid=True`` replaces the compliant law by Sypniewska-Kamińska et al.'s (2017) own collision law,
     the rigid impact of Routh's method with k = ``obstacle.restitution`` and
-    μ = ``obstacle.friction`` (``RigidImpact`` of ``diffimpact.impulse.routh``;
+    μ = ``obstacle.friction`` (``RigidImpact`` of ``diffimpact.impulse.Routh``;
     for μ = 0 it is Newton's impact), as a reference for the compliant one.
     """
     if not (float(p.l1) < float(obstacle.distance) < float(p.l1 + p.l2 + 2 * p.r)):
@@ -301,8 +302,7 @@ def obstacle_model(p, obstacle, rigid=False):
         None, jnp.stack([0.0, -obstacle.distance]), (0.0, 1.0), 1, disk_centre_offset(p), p.r
     )
     if rigid:
-        contact = Contact(geometry, RigidImpact(routh.impact, friction=obstacle.friction,
-                                                restitution=obstacle.restitution))
+        contact = Contact(geometry, RigidImpact(Routh(obstacle.friction, obstacle.restitution)))
     else:
         contact = Contact(
             geometry,
@@ -361,6 +361,7 @@ def simulate_routh(p, obstacle, save_times, max_collisions=64):
     (t, ψ₁, ψ₂, ψ̇₁⁻, ψ̇₂⁻, ψ̇₁⁺, ψ̇₂⁺, case), the case of Fig. 4 of [Sypniewska-Kamińska 2017]
     (0–4 for a–e, ``routh.CASES``).
     """
+    require_float64("diffimpact.scenes.double_pendulum.simulate_routh")
     save_times = jnp.asarray(save_times, dtype=float)
     t, t_end = float(save_times[0]), float(save_times[-1])
     psi, dpsi = jnp.array(INITIAL_ANGLES, dtype=float), jnp.array(INITIAL_RATES, dtype=float)
@@ -377,7 +378,7 @@ def simulate_routh(p, obstacle, save_times, max_collisions=64):
             return psi_saved, dpsi_saved, np.array(rows).reshape(-1, 8)
         jacobian = contact_jacobian(p, psi)
         response = jnp.linalg.solve(mass_matrix(p, psi), jacobian.T)
-        result = routh.impact(jacobian @ response, jacobian @ dpsi_before, obstacle.friction, obstacle.restitution)
+        result = Routh(obstacle.friction, obstacle.restitution)(jacobian @ response, jacobian @ dpsi_before)
         dpsi = dpsi_before + response @ result.impulse
         rows.append((t1, *np.asarray(psi), *np.asarray(dpsi_before), *np.asarray(dpsi), int(result.case)))
         t = t1

@@ -39,16 +39,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from diffimpact._validation import check_positive, check_range
+from diffimpact.impulse import Newton
 from diffimpact.multibody import (
     Contact,
     Gravity,
     HuntCrossleyImpact,
     Model,
-    NewtonRestitution,
     OptimalDamping,
     PlanarBody,
     PointPlane,
     RevolutePlanar,
+    RigidImpact,
     State,
 )
 
@@ -89,7 +90,7 @@ def impact_law(p, kind, method="exact"):
     if kind == "hunt_crossley":
         return HuntCrossleyImpact(p.stiffness, p.exponent, p.restitution, factor="flores")
     if kind == "newton":
-        return NewtonRestitution(p.restitution)
+        return RigidImpact(Newton(p.restitution))
     raise ValueError(f"kind must be one of {MODELS}; got {kind!r}")
 
 

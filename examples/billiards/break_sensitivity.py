@@ -13,9 +13,12 @@ through the collisions and through the step sequence they change.
 import jax.numpy as jnp
 import numpy as np
 
+import diffimpact
 from diffimpact.multibody import AdaptiveSteps, ContactEvents, LagrangeMultipliers, State, simulate
 from diffimpact.reproduce import table
 from diffimpact.scenes import billiard
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 
 def main():

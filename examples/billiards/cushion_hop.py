@@ -24,9 +24,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+import diffimpact  # noqa: E402
 from diffimpact.io import script_arguments  # noqa: E402
 from diffimpact.reproduce import table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 SPEED = 3.0
 TABLES = (("centre height, undamped cloth (the paper's)", False, 0.0), ("centre height, damped cloth", False, 1.0),

@@ -17,9 +17,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+import diffimpact  # noqa: E402
 from diffimpact.io import script_arguments  # noqa: E402
 from diffimpact.reproduce.table import draw_ball, draw_table  # noqa: E402
 from diffimpact.scenes import billiard  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
+
 
 def main():
     args = script_arguments(__doc__.splitlines()[0])

@@ -23,9 +23,11 @@ import time
 import equinox as eqx
 import numpy as np
 
-import diffimpact  # noqa: F401  (float64)
+import diffimpact
 import fitting.fit  # noqa: F401
 from fitting import impact_stiffness as study
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 fit_module = sys.modules["fitting.fit"]
 REPEATS = 3

@@ -9,8 +9,11 @@ compliant cushion through the contact-event simulation. Writes cushion.json,
 .csv and .png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from fitting import cushion
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(cushion.run(args.out, quick=args.quick))

@@ -9,8 +9,11 @@ refitted to Marlow's three points; predictions for the 30° rule and throw.
 Writes deflection.json, .csv and .png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from fitting import deflection
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(deflection.run(args.out, quick=args.quick))

@@ -8,8 +8,11 @@ and penetration history and once to contact duration plus restitution, with
 Gauss–Newton standard errors. Writes impact-stiffness.json, .csv and .png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from fitting import impact_stiffness
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(impact_stiffness.run(args.out, quick=args.quick))

@@ -8,8 +8,11 @@ first impact of the two pendulums of [Poursina 2020] §6 (k, e, n, release angle
 Writes sensitivity.json, the sensitivity CSVs and sensitivity.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from fitting import sensitivity_study
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(sensitivity_study.run(args.out, quick=args.quick))

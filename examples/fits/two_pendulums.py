@@ -9,8 +9,11 @@ Levenberg–Marquardt through the contact-event simulation, with Gauss–Newton
 standard errors. Writes two-pendulum.json, .csv and .png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from fitting import two_pendulum
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(two_pendulum.run(args.out, quick=args.quick))

@@ -6,8 +6,11 @@ The same as ``diffimpact reproduce billiards-deflection``. Writes
 billiards-deflection.csv and billiards-deflection.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import billiards
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(billiards.run_deflection(args.out, quick=args.quick))

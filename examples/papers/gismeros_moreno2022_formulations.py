@@ -12,8 +12,11 @@ error, the yellow ball's x and the CPU times; then the rack spacing α of
 Table 3 (values assumed): the balls' rise (fig. 10) and the yellow ball's x
 (fig. 11). Same as ``diffimpact reproduce formulations``."""
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import formulations
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(formulations.run(args.out, quick=args.quick))

@@ -7,8 +7,11 @@ Fits the λ(n, e) grid shipped in data/ with ``fitting.damping``.
 
 from pathlib import Path
 
+import diffimpact
 from diffimpact.io import figure, save_figure, script_arguments
 from fitting import damping
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 columns, _ = damping.load_data()

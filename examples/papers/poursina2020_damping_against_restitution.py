@@ -8,8 +8,11 @@ the grid with ``diffimpact reproduce damping-lambda --out data``).
 
 from pathlib import Path
 
+import diffimpact
 from diffimpact.io import figure, save_figure, script_arguments
 from fitting import damping
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 columns, _ = damping.load_data()

@@ -5,8 +5,11 @@
 
 from pathlib import Path
 
+import diffimpact
 from diffimpact.io import figure, save_figure, script_arguments
 from diffimpact.reproduce import damping
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 study = damping.verification_study(args.quick)

@@ -7,8 +7,11 @@ One row a quantity: ln c_opt against its logarithm for a few n, and the slope ag
 
 from pathlib import Path
 
+import diffimpact
 from diffimpact.io import figure, save_figure, script_arguments
 from diffimpact.reproduce import damping
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 names = ("mass", "velocity", "stiffness")

@@ -7,8 +7,11 @@ contact) come from one simulation per model, so they share one script and
 one PNG.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import two_pendulum
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(two_pendulum.run(args.out, quick=args.quick))

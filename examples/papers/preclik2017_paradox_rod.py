@@ -6,8 +6,11 @@ The same as ``diffimpact reproduce maxdiss-paradox``. Writes
 maxdiss-paradox.csv and maxdiss-paradox.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import max_dissipation
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(max_dissipation.run_paradox(args.out, quick=args.quick))

@@ -9,8 +9,11 @@ maxdiss-stepping.csv, maxdiss-stepping-sliding.csv,
 maxdiss-stepping-convergence.csv and maxdiss-stepping.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import max_dissipation
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(max_dissipation.run_stepping(args.out, quick=args.quick))

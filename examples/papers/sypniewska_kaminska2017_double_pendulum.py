@@ -8,8 +8,11 @@ absolute-coordinate model under the four formulations. Same as
 obstacle are in ``diffimpact.scenes.double_pendulum``.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import double_pendulum
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(double_pendulum.run(args.out, quick=args.quick))

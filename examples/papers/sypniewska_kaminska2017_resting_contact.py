@@ -20,9 +20,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import diffimpact  # noqa: E402
 from diffimpact.io import script_arguments  # noqa: E402
 from diffimpact.reproduce import double_pendulum as study  # noqa: E402
 from diffimpact.scenes import double_pendulum as dp  # noqa: E402
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 p, obstacle = dp.Parameters(), dp.Obstacle(friction=0.15)

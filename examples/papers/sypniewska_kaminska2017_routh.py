@@ -7,8 +7,11 @@ routh-double-pendulum.csv, routh-double-pendulum-collisions.csv and
 routh-double-pendulum.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import double_pendulum
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(double_pendulum.run_routh(args.out, quick=args.quick))

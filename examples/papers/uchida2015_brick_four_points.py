@@ -6,8 +6,11 @@ The same as ``diffimpact reproduce plus-brick-four-points``. Writes
 plus-brick-four-points.csv and plus-brick-four-points.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import plus
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(plus.run_four_points(args.out, quick=args.quick))

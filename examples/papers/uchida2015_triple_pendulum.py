@@ -7,8 +7,11 @@ plus-triple-pendulum.csv, plus-triple-pendulum-accuracy.csv and
 plus-triple-pendulum.png.
 """
 
+import diffimpact
 from diffimpact.io import script_arguments
 from diffimpact.reproduce import triple_pendulum
+
+diffimpact.configure()  # float64 and the CPU cap, before the first computation
 
 args = script_arguments(__doc__.splitlines()[0])
 print(triple_pendulum.run(args.out, quick=args.quick))

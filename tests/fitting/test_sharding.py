@@ -19,6 +19,8 @@ SCRIPT = textwrap.dedent(
     from diffimpact.impact.kelvin_voigt import kelvin_voigt_restitution
     from fitting.sharding import shard_batch, sharded_map
 
+    di.configure()
+
     assert len(jax.devices()) == 4, jax.devices()
 
     def fn(exponent, restitution, mass):

@@ -5,15 +5,12 @@ separation event, NumPy closed forms and finite differences.
 """
 
 import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
 
-jax.config.update("jax_enable_x64", True)
-
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from scipy.integrate import solve_ivp  # noqa: E402
-
-from diffimpact.impact.kelvin_voigt import (  # noqa: E402
+from diffimpact.impact.kelvin_voigt import (
     kelvin_voigt_damping_ratio,
     kelvin_voigt_restitution,
     kelvin_voigt_separation_time,

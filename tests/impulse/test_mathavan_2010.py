@@ -7,18 +7,15 @@ differences. Compiled calls are shared (one vmapped program per step count,
 fixed batch size) to keep the file fast.
 """
 
+import equinox as eqx
 import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
 
-jax.config.update("jax_enable_x64", True)
-
-import equinox as eqx  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from scipy.integrate import solve_ivp  # noqa: E402
-
-from diffimpact.impulse import mathavan_2010  # noqa: E402
-from diffimpact.impulse.mathavan_2010 import cushion_rebound  # noqa: E402
+from diffimpact.impulse import mathavan_2010
+from diffimpact.impulse.mathavan_2010 import cushion_rebound
 
 # The paper's snooker parameters (section 3.5): kg, m, -, -, -.
 MASS, RADIUS = 0.1406, 0.02625

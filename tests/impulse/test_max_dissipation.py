@@ -13,7 +13,11 @@ from scipy.optimize import LinearConstraint, NonlinearConstraint, minimize
 from diffimpact.impulse import max_dissipation as md
 from diffimpact.reproduce import max_dissipation as examples
 
-single = jax.jit(md.single_contact)
+single = jax.jit(lambda W, u, mu: md.MaxDissipation(mu)(W, u).impulse)
+
+
+def gauss_seidel(W, u, mu, sweeps=100):
+    return md.MaxDissipationGaussSeidel(mu, sweeps)(W, u).impulse
 
 
 def random_problem(rng, colliding=True):
@@ -222,7 +226,7 @@ def test_gradients_match_central_differences_while_sliding(central_jacobian):
 
     def post(params):
         velocity, friction = params[:3], params[3]
-        return velocity + jnp.asarray(W) @ md.single_contact(W, velocity, friction)
+        return md.MaxDissipation(friction)(W, velocity).velocity
 
     params = jnp.concatenate([jnp.asarray(u), jnp.array([mu])])
     jacobian = np.asarray(jax.jit(jax.jacfwd(post))(params))
@@ -233,29 +237,30 @@ def test_gradients_match_central_differences_while_sliding(central_jacobian):
 
 def test_bad_input_is_refused_with_the_argument_named():
     W, u = random_problem(np.random.default_rng(2))
+    model = md.MaxDissipation(0.5)
     with pytest.raises(ValueError, match="delassus must be finite, symmetric and positive definite"):
-        md.single_contact(-W, u, 0.5)
+        model(-W, u)
     with pytest.raises(ValueError, match="delassus must be finite, symmetric and positive definite"):
-        md.single_contact(np.where(np.eye(3) > 0, np.nan, W), u, 0.5)
+        model(np.where(np.eye(3) > 0, np.nan, W), u)
     with pytest.raises(ValueError, match="friction must be finite and in"):
-        md.single_contact(W, u, -0.1)
+        md.MaxDissipation(-0.1)
     with pytest.raises(ValueError, match="velocity must be finite"):
-        md.single_contact(W, [np.inf, 0.0, 0.0], 0.5)
+        model(W, [np.inf, 0.0, 0.0])
     with pytest.raises(ValueError, match=r"delassus and velocity must have shapes \(\.\.\., 3, 3\) and \(\.\.\., 3\)"):
-        md.single_contact(W[:2, :2], u, 0.5)
+        model(W[:2, :2], u)
     with pytest.raises(ValueError, match=r"must have shapes \(\.\.\., 3, 3\) and \(\.\.\., 3\); got \(6, 6\)"):
-        md.single_contact(np.eye(6), np.zeros(6), 0.5)
+        model(np.eye(6), np.zeros(6))
+    with pytest.raises(ValueError, match=r"MaxDissipation resolves spatial contacts \(dimension 3\); got dimension 2"):
+        model(W[:2, :2], u[:2], dimension=2)
     with pytest.raises(ValueError, match=r"must have shapes \(\.\.\., 3m, 3m\) and \(\.\.\., 3m\) for m contacts"):
-        md.gauss_seidel(np.eye(4), np.zeros(4), 0.5)
+        gauss_seidel(np.eye(4), np.zeros(4), 0.5)
     # (no sweep at all gave zero impulses for approaching contacts)
     for sweeps in (0, -5):
         with pytest.raises(ValueError, match=f"sweeps must be an int >= 1, got {sweeps}"):
-            md.gauss_seidel(np.eye(6), -np.ones(6), 0.2, sweeps=sweeps)
+            md.MaxDissipationGaussSeidel(0.2, sweeps=sweeps)
     with pytest.raises(ValueError, match=r"friction must be a scalar or one value per contact, shape \(2,\); got "
                                          r"shape \(3,\)"):
-        md.gauss_seidel(np.eye(6), -np.ones(6), [0.2, 0.1, 0.3])
-    with pytest.raises(ValueError, match=r"gap_rate must be a scalar or one value per contact, shape \(2,\)"):
-        md.gauss_seidel(np.eye(6), -np.ones(6), 0.2, gap_rate=np.zeros(3))
+        gauss_seidel(np.eye(6), -np.ones(6), [0.2, 0.1, 0.3])
 
 
 def test_academic_problem_reproduces_table_1_in_the_frame_as_printed():
@@ -298,10 +303,10 @@ def test_gauss_seidel_one_contact_decoupled_and_symmetric():
     rng = np.random.default_rng(8)
     W1, u1 = random_problem(rng)
     W2, u2 = random_problem(rng)
-    np.testing.assert_allclose(md.gauss_seidel(W1, u1, 0.4, sweeps=1), single(W1, u1, 0.4), atol=1e-14)
+    np.testing.assert_allclose(gauss_seidel(W1, u1, 0.4, sweeps=1), single(W1, u1, 0.4), atol=1e-14)
     W = np.zeros((6, 6))
     W[:3, :3], W[3:, 3:] = W1, W2
-    np.testing.assert_allclose(md.gauss_seidel(W, np.concatenate([u1, u2]), jnp.array([0.4, 0.9]), sweeps=2),
+    np.testing.assert_allclose(gauss_seidel(W, np.concatenate([u1, u2]), jnp.array([0.4, 0.9]), sweeps=2),
                                np.concatenate([single(W1, u1, 0.4), single(W2, u2, 0.9)]), atol=1e-14)
 
 
@@ -319,7 +324,7 @@ def test_gauss_seidel_converges_to_a_fixed_point_that_dissipates():
     W = jacobian @ inverse_mass @ jacobian.T + 1e-9 * np.eye(6)
     body = np.array([0.0, 1.0, -2.0, 0.0, 0.0, 0.0])  # sliding along y: mirror-symmetric in x
     u = jacobian @ body
-    impulse = np.asarray(md.gauss_seidel(W, u, 0.3, sweeps=200))
+    impulse = np.asarray(gauss_seidel(W, u, 0.3, sweeps=200))
     after = u + W @ impulse
     np.testing.assert_allclose(after[[0, 3]], 0.0, atol=1e-7)  # both points stop approaching
     # mirror symmetry x → −x: equal normal and o impulses, opposite t (= x) impulses
@@ -332,14 +337,14 @@ def test_gauss_seidel_converges_to_a_fixed_point_that_dissipates():
     assert energy_change(W, u, impulse) < 0
 
 
-def test_block_gauss_seidel_skips_only_what_single_contact_would_zero():
+def test_block_gauss_seidel_skips_only_what_the_single_contact_model_would_zero():
     rng = np.random.default_rng(11)
     L = rng.normal(size=(9, 9))
     W = L @ L.T + 0.1 * np.eye(9)
     u = rng.normal(size=9)
     u[[0, 3, 6]] = [0.5, -1.0, 0.0]  # separating, approaching, grazing
-    expected = md.gauss_seidel(W, u, 0.7, sweeps=20)
-    batched = jax.vmap(lambda v: md.gauss_seidel(W, v, 0.7, sweeps=20))(u[None])[0]  # cond → select under vmap
+    expected = gauss_seidel(W, u, 0.7, sweeps=20)
+    batched = jax.vmap(lambda v: gauss_seidel(W, v, 0.7, sweeps=20))(u[None])[0]  # cond → select under vmap
     np.testing.assert_allclose(batched, expected, atol=1e-14)
 
 
@@ -351,7 +356,7 @@ def test_reverse_mode_is_finite_without_normal_tangential_coupling(central_jacob
     def post(params):  # W = diag(w) + c · coupling, at c = 0
         W = jnp.diag(params[:3]) + params[3] * coupling
         u = params[4:]
-        return u + W @ md.single_contact(W, u, 0.3)
+        return md.MaxDissipation(0.3)(W, u).velocity
 
     for u in ([-1.0, 2.0, 1.0], [-1.0, 0.1, -0.05]):  # sliding, sticking
         params = jnp.array([0.5, 1.75, 1.25, 0.0, *u])

@@ -7,19 +7,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diffimpact.impulse import newton, poisson, routh
-from diffimpact.impulse._problem import kinetic_energy_change
+from diffimpact.impulse import Newton, Poisson, Routh
+from diffimpact.impulse.base import kinetic_energy_change
 from diffimpact.scenes import double_pendulum as dp
 
-newton_2d = jax.jit(lambda W, u, e, mu: newton.impact(W, u, e, mu, dimension=2))
-poisson_2d = jax.jit(lambda W, u, e, mu: poisson.impact(W, u, e, mu, dimension=2))
+newton_2d = jax.jit(lambda W, u, e, mu: Newton(e, mu)(W, u, dimension=2))
+poisson_2d = jax.jit(lambda W, u, e, mu: Poisson(e, mu)(W, u, dimension=2))
 
 
 def test_one_frictionless_contact_reverses_e_times_the_normal_velocity():
     W = np.array([[2.0, 0.3, -0.1], [0.3, 1.0, 0.2], [-0.1, 0.2, 1.5]])
     u = np.array([-1.5, 0.4, -0.2])
-    for model in (newton, poisson):
-        result = model.impact(W, u, 0.7)
+    for model in (Newton, Poisson):
+        result = model(0.7)(W, u)
         assert float(result.velocity[0]) == pytest.approx(1.05)
         np.testing.assert_allclose(result.impulse, [1.7 * 1.5 / 2.0, 0.0, 0.0])
 
@@ -28,7 +28,7 @@ def test_one_contact_with_friction_newton_and_poisson_coincide_and_slide_against
     # with the slip direction fixed the normal velocity is linear in the normal impulse, so both laws agree
     W = np.array([[2.0, 0.3, -0.1], [0.3, 1.0, 0.2], [-0.1, 0.2, 1.5]])
     u = np.array([-1.5, 0.4, -0.3])
-    a, b = newton.impact(W, u, 0.7, 0.25), poisson.impact(W, u, 0.7, 0.25)
+    a, b = Newton(0.7, 0.25)(W, u), Poisson(0.7, 0.25)(W, u)
     np.testing.assert_allclose(a.impulse, b.impulse, rtol=1e-14)
     assert float(a.velocity[0]) == pytest.approx(1.05)
     slip = u[1:] / np.linalg.norm(u[1:])
@@ -47,7 +47,7 @@ def test_newton_gains_energy_in_kane_and_levinsons_double_pendulum_where_routh_d
     assert u[0] < 0
     newton_change = kinetic_energy_change(W, u, np.asarray(newton_2d(W, u, 0.5, 0.5).impulse))
     poisson_change = kinetic_energy_change(W, u, np.asarray(poisson_2d(W, u, 0.5, 0.5).impulse))
-    result = routh.impact(W, u, 0.5, 0.5)
+    result = Routh(0.5, 0.5)(W, u)
     routh_change = kinetic_energy_change(W, u, np.asarray(result.impulse))
     assert newton_change > 0.1 * kinetic  # gains energy
     assert poisson_change == pytest.approx(newton_change)  # at a fixed slip direction, the same impulse
@@ -92,8 +92,8 @@ def test_frictionless_newton_can_gain_energy_with_two_contacts_and_poisson_does_
 def test_gradients_of_the_post_impact_velocity_match_central_differences(central_jacobian):
     W = np.array([[2.0, 0.3, -0.1], [0.3, 1.0, 0.2], [-0.1, 0.2, 1.5]])
     u = np.array([-1.5, 0.4, -0.3])
-    for model in (newton, poisson):
-        post = jax.jit(lambda params: model.impact(W, u, params[0], params[1]).velocity)
+    for model in (Newton, Poisson):
+        post = jax.jit(lambda params: model(params[0], params[1])(W, u).velocity)
         params = jnp.array([0.7, 0.25])
         jacobian = np.asarray(jax.jit(jax.jacfwd(post))(params))
         np.testing.assert_allclose(jacobian, central_jacobian(post, params, 1e-6), atol=1e-8)
@@ -102,26 +102,26 @@ def test_gradients_of_the_post_impact_velocity_match_central_differences(central
 def test_bad_input_and_jams_are_refused():
     W = np.eye(3)
     with pytest.raises(ValueError, match="restitution must be finite and in \\[0, 1\\]"):
-        newton.impact(W, [-1.0, 0.0, 0.0], 1.2)
+        Newton(1.2)
     with pytest.raises(ValueError, match="dimension must be 2"):
-        poisson.impact(W, [-1.0, 0.0, 0.0], 0.5, dimension=4)
+        Poisson(0.5)(W, [-1.0, 0.0, 0.0], dimension=4)
     with pytest.raises(ValueError, match=r"velocity must have shape \(3m,\)"):
-        newton.impact(np.eye(4), np.zeros(4), 0.5, dimension=3)
+        Newton(0.5)(np.eye(4), np.zeros(4), dimension=3)
     with pytest.raises(ValueError, match=r"is not one contact \(2 or 3 components\); for several contacts pass"):
-        newton.impact(np.eye(4), np.zeros(4), 0.5)
+        Newton(0.5)(np.eye(4), np.zeros(4))
     # one value per contact, or one for all (three restitutions for two contacts failed in a broadcast)
     u = [-1.0, 0.2, 0.0, -1.0, 0.0, 0.0]
-    for model in (newton, poisson):
+    for model in (Newton, Poisson):
         with pytest.raises(ValueError, match=r"restitution must be a scalar or one value per contact, shape \(2,\); "
                                              r"got shape \(3,\)"):
-            model.impact(np.eye(6), u, [0.5, 0.5, 0.5], dimension=3)
+            model([0.5, 0.5, 0.5])(np.eye(6), u, dimension=3)
         with pytest.raises(ValueError, match=r"friction must be a scalar or one value per contact, shape \(2,\)"):
-            model.impact(np.eye(6), u, 0.5, [0.1, 0.2, 0.3], dimension=3)
+            model(0.5, [0.1, 0.2, 0.3])(np.eye(6), u, dimension=3)
     # strong coupling and a large μ at a fixed slip direction: the normal velocity falls with the impulse
     W = np.array([[1.0, 0.9], [0.9, 1.0]])
-    for model in (newton, poisson):
+    for model in (Newton, Poisson):
         with pytest.raises(ValueError, match="Painlevé jam"):
-            model.impact(W, [-1.0, 5.0], 0.5, 2.0, dimension=2)
+            model(0.5, 2.0)(W, [-1.0, 5.0], dimension=2)
 
 
 def test_redundant_contacts_are_refused_with_the_reason_and_the_model_that_takes_them():
@@ -129,5 +129,5 @@ def test_redundant_contacts_are_refused_with_the_reason_and_the_model_that_takes
     message says why and names PLUS, which resolves redundant contacts by minimum-norm least squares."""
     J = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] * 2)
     W = J @ J.T
-    with pytest.raises(ValueError, match="redundant.*plus.impact"):
-        newton.impact(W, np.array([-1.0, 0.0, 0.0, -1.0, 0.0, 0.0]), 0.5, dimension=3)
+    with pytest.raises(ValueError, match="redundant.*Plus"):
+        Newton(0.5)(W, np.array([-1.0, 0.0, 0.0, -1.0, 0.0, 0.0]), dimension=3)

@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 
-from diffimpact.impulse import newton, plus, poisson, routh
-from diffimpact.impulse._problem import kinetic_energy_change
+from diffimpact.impulse import Newton, Plus, Poisson, Routh, plus
+from diffimpact.impulse.base import kinetic_energy_change
 from diffimpact.reproduce import plus as examples
 
 
 def _impact(W, u, e, mu, capture, plastic, transition, theta):
-    return plus.impact(W, u, e, mu, capture_velocity=capture, plastic_velocity=plastic,
-                       transition_velocity=transition, max_direction_change=theta)
+    return Plus(e, mu, capture_velocity=capture, plastic_velocity=plastic, transition_velocity=transition,
+                max_direction_change=theta)(W, u)
 
 
 # one compiled function per problem size: every parameter is traced
@@ -148,8 +148,8 @@ def test_one_frictionless_contact_is_poissons_and_newtons_impact():
         u[0] = -abs(u[0])
         e = rng.uniform()
         result = run(W, u, e, 0.0, capture=0.0, plastic=0.0)  # e constant: Fig. 2 without its ends
-        for model in (poisson, newton):
-            np.testing.assert_allclose(np.asarray(result.impulse), np.asarray(model.impact(W, u, e).impulse),
+        for model in (Poisson, Newton):
+            np.testing.assert_allclose(np.asarray(result.impulse), np.asarray(model(e)(W, u).impulse),
                                        rtol=1e-12, atol=1e-14)
         assert int(result.rounds) == 2  # compression, then expansion
 
@@ -167,7 +167,7 @@ def test_planar_impacts_follow_rouths_method_in_all_five_cases():
         mu, k = rng.uniform(0.0, 1.5), rng.uniform()
         if W2[0, 0] - mu * np.sign(u2[1]) * W2[0, 1] <= 0:
             continue  # Painlevé's case: compression cannot start sliding, a jam for PLUS (module docstring)
-        reference = routh.impact(W2, u2, mu, k)
+        reference = Routh(mu, k)(W2, u2)
         seen.add(int(reference.case))
         W = np.zeros((3, 3))
         W[:2, :2], W[2, 2] = W2, 1.0
@@ -292,11 +292,16 @@ def test_a_separating_impact_is_a_no_op_and_bad_input_is_refused():
         (dict(transition_velocity=0.0), "transition_velocity must be finite and in"),
         (dict(max_direction_change=2.0), "max_direction_change must be finite and in"),
         (dict(min_step=0.0), "min_step must be finite and in"),
+        (dict(capture_velocity=[0.0, 0.01]),
+         r"capture_velocity must be a scalar or one value per contact, shape \(1,\)"),
+        (dict(dimension=2), r"Plus resolves spatial contacts \(dimension 3\); got dimension 2"),
     ]
     base = dict(delassus=W, velocity=[-1.0, 0.3, 0.0], restitution=0.5, friction=0.3)
     for change, message in cases:
+        arguments = {**base, **change}
+        problem = [arguments.pop(name) for name in ("delassus", "velocity")] + [arguments.pop("dimension", None)]
         with pytest.raises(ValueError, match=message):
-            plus.impact(**{**base, **change})
+            Plus(**arguments)(*problem)
     # traced: jax.jit wraps equinox's EquinoxRuntimeError (as JaxRuntimeError, or ValueError under pytest here)
     wrapped = (jax.errors.JaxRuntimeError, ValueError)
     with pytest.raises(wrapped, match="delassus must be finite"):

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diffimpact.impulse import routh
-from diffimpact.impulse._problem import kinetic_energy_change
+from diffimpact.impulse import Routh, routh
+from diffimpact.impulse.base import kinetic_energy_change
 
-impact = jax.jit(routh.impact)
+impact = jax.jit(lambda W, u, mu, k: Routh(mu, k)(W, u))
 
 
 def stepped(W, u, mu, k, steps=50_000):
@@ -103,7 +103,7 @@ def test_gradients_match_central_differences_inside_each_case(central_jacobian):
         W, u, mu, k = case_problem(case, False)
 
         def post(params):
-            return routh.impact(W, params[:2], params[2], params[3]).velocity
+            return Routh(params[2], params[3])(W, params[:2]).velocity
 
         params = np.array([*u, mu, k])
         jacobian = np.asarray(jax.jit(jax.jacfwd(post))(params))
@@ -112,13 +112,15 @@ def test_gradients_match_central_differences_inside_each_case(central_jacobian):
 
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="restitution must be finite and in \\[0, 1\\]"):
-        routh.impact(np.eye(2), [-1.0, 0.0], 0.1, 1.5)
+        Routh(0.1, 1.5)
     with pytest.raises(ValueError, match="friction must be finite and in"):
-        routh.impact(np.eye(2), [-1.0, 0.0], -0.1, 0.5)
+        Routh(-0.1, 0.5)
     with pytest.raises(ValueError, match="delassus must be finite, symmetric and positive definite"):
-        routh.impact(np.array([[1.0, 2.0], [2.0, 1.0]]), [-1.0, 0.0], 0.1, 0.5)
+        Routh(0.1, 0.5)(np.array([[1.0, 2.0], [2.0, 1.0]]), [-1.0, 0.0])
     with pytest.raises(ValueError, match=r"shapes \(\.\.\., 2, 2\) and \(\.\.\., 2\)"):
-        routh.impact(np.eye(3), [-1.0, 0.0, 0.0], 0.1, 0.5)
+        Routh(0.1, 0.5)(np.eye(3), [-1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"Routh resolves planar contacts \(dimension 2\); got dimension 3"):
+        Routh(0.1, 0.5)(np.eye(3), [-1.0, 0.0, 0.0], dimension=3)
 
 
 

@@ -12,6 +12,7 @@ import pytest
 import diffimpact
 from diffimpact.contact.friction import Ambrosio, Coulomb
 from diffimpact.contact.normal import Hertz, HertzLinearDamper, free_surface
+from diffimpact.impulse import Newton
 from diffimpact.multibody import (
     AdaptiveSteps,
     CircleCircle,
@@ -24,10 +25,10 @@ from diffimpact.multibody import (
     HuntCrossleyImpact,
     LagrangeMultipliers,
     Model,
-    NewtonRestitution,
     OptimalDamping,
     PlanarBody,
     ReverseMode,
+    RigidImpact,
     State,
     simulate,
 )
@@ -94,7 +95,7 @@ def test_energy_never_increases_through_a_contact(optimal_bounce):
 
 def test_onset_event_matches_free_fall_time():
     height = 0.7
-    model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
+    model = ball_on_ground(RigidImpact(Newton(RESTITUTION)), gravity=G)
     state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
     run = simulate(model, state, jnp.linspace(0.0, 0.5, LANDING_SAVES), LagrangeMultipliers(),
                    events=ContactEvents(max_events=LANDING_EVENTS))
@@ -295,7 +296,7 @@ def test_friction_steps_give_the_closed_form_derivative_through_a_slip_reversal(
 def test_too_many_events_raise_even_when_only_the_events_are_used():
     """A bouncing ball has more than 8 events in 1 s (its impacts accumulate at 0.81 s); the check must survive
     dead-code elimination. (Saved and with events as the rigid landing below: the same compiled program.)"""
-    model = ball_on_ground(NewtonRestitution(RESTITUTION), gravity=G)
+    model = ball_on_ground(RigidImpact(Newton(RESTITUTION)), gravity=G)
     state = State([0.0, RADIUS + 0.2, 0.0], [0.0, 0.0, 0.0])
     with pytest.raises(Exception, match=f"more than max_events = {LANDING_EVENTS}"):
         count = simulate(model, state, jnp.linspace(0.0, 1.0, LANDING_SAVES), LagrangeMultipliers(),
@@ -663,7 +664,7 @@ def test_a_rigid_landing_caught_in_the_rest_band_still_bounces():
     reverses the approach, the contact recedes, and the next landing is caught the same way."""
     height, restitution = 0.05, 0.5
     u = np.sqrt(2 * G * height)
-    model = ball_on_ground(NewtonRestitution(restitution), gravity=G)
+    model = ball_on_ground(RigidImpact(Newton(restitution)), gravity=G)
     state = State([0.0, RADIUS + height, 0.0], [0.0, 0.0, 0.0])
     run = simulate(model, state, jnp.linspace(0.0, 0.8, LANDING_SAVES), LagrangeMultipliers(),
                    events=ContactEvents(max_events=LANDING_EVENTS, rest_speed=2 * u))
@@ -791,8 +792,8 @@ def test_bad_input_names_parameter():
     with pytest.raises(ValueError, match="exponent n must be finite and in"):
         OptimalDamping(1e7, 3.0, 0.5)
     with pytest.raises(ValueError, match="a RigidImpact takes friction as a parameter of its model"):
-        Contact(CirclePlane(None, (0, 0), (0, 1), 0), NewtonRestitution(0.5), Coulomb(0.3))
-    model = ball_on_ground(NewtonRestitution(0.5))
+        Contact(CirclePlane(None, (0, 0), (0, 1), 0), RigidImpact(Newton(0.5)), Coulomb(0.3))
+    model = ball_on_ground(RigidImpact(Newton(0.5)))
     with pytest.raises(ValueError, match="state0 is in contact"):
         simulate(model, State([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), jnp.linspace(0, 0.1, 3), LagrangeMultipliers())
     # the same, with the model and state closed over by a caller's jit: still checked as concrete values

@@ -12,6 +12,7 @@ import pytest
 
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import Hertz, HertzLinearDamper
+from diffimpact.impulse import Newton
 from diffimpact.multibody import (
     AdaptiveSteps,
     CircleCircle,
@@ -23,9 +24,9 @@ from diffimpact.multibody import (
     HoledPlane,
     LagrangeMultipliers,
     Model,
-    NewtonRestitution,
     OptimalDamping,
     PlanarBody,
+    RigidImpact,
     SpatialBody,
     SpherePlane,
     SphereSphere,
@@ -305,7 +306,7 @@ def test_a_plane_whose_contacts_are_not_located_gives_the_located_run(ball_over_
 
 def test_only_a_law_that_vanishes_at_zero_penetration_may_go_unlocated():
     plane = SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS)
-    for law in (HertzLinearDamper(STIFFNESS, 1.5, 10.0), OptimalDamping(STIFFNESS, 1.5, 0.8), NewtonRestitution(0.8)):
+    for law in (HertzLinearDamper(STIFFNESS, 1.5, 10.0), OptimalDamping(STIFFNESS, 1.5, 0.8), RigidImpact(Newton(0.8))):
         with pytest.raises(ValueError, match="located=False needs a NormalForceLaw whose force vanishes"):
             Contact(plane, law, located=False)
     with pytest.raises(TypeError, match="located must be a bool"):
@@ -372,7 +373,8 @@ def test_only_a_geometry_with_a_removal_may_remove_its_body():
     with pytest.raises(ValueError, match="removes_body=True needs a geometry with a removal and an exit"):
         Contact(SpherePlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, radius=RADIUS), Hertz(STIFFNESS), removes_body=True)
     with pytest.raises(ValueError, match="removes_body=True needs a compliant law"):
-        Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), NewtonRestitution(0.9), removes_body=True)
+        Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), RigidImpact(Newton(0.9)),
+                removes_body=True)
     with pytest.raises(TypeError, match="removes_body must be a bool"):
         Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], 0, RADIUS), Hertz(STIFFNESS), removes_body=1)
 
@@ -385,7 +387,7 @@ def test_a_ball_bouncing_by_newton_on_the_plane_keeps_bouncing_beside_a_pair_con
     # fell through the plane after its first bounce).
     ball = SpatialBody(MASS, [0.4 * MASS * RADIUS**2] * 3)
     plane = Contact.family(Contact(HoledPlane(0.0, BOUNDS, HOLE[None], [HOLE_RADIUS], j, RADIUS),
-                                   NewtonRestitution(0.9)) for j in (0, 1))
+                                   RigidImpact(Newton(0.9))) for j in (0, 1))
     pair = Contact(SphereSphere(0, None, RADIUS, 1, None, RADIUS), Hertz(STIFFNESS))
     model = Model([ball, ball], forces=[Gravity((0.0, 0.0, -9.81)), plane, pair])
     q = jnp.array([*HOLE, RADIUS + 1e-3, 1.0, 0.0, 0.0, 0.0, -0.5, -0.2, RADIUS + 5e-3, 1.0, 0.0, 0.0, 0.0])

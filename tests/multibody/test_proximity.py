@@ -4,21 +4,18 @@
 proximity tolerance takes part, resolved by one call of the impact model.
 """
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffimpact.impulse import max_dissipation, newton, plus, poisson, routh
+from diffimpact.impulse import MaxDissipationGaussSeidel, Newton, Plus, Poisson, Routh
 from diffimpact.multibody import (
     CircleCircle,
     Contact,
     ContactEvents,
     LagrangeMultipliers,
     Model,
-    NewtonRestitution,
     PlanarBody,
     PointPlane,
     RigidImpact,
@@ -36,12 +33,12 @@ MASS, INERTIA, HALF = 2.0, np.array([0.167, 0.133, 0.0867]), np.array([0.2, 0.3,
 E, MU, SPEED, DROP = 0.5, 0.3, 2.0, 0.01
 SLIDE = np.array([-1.0, 0.5])  # m/s: the corners slide throughout (μ(1 + e) SPEED < |SLIDE|)
 CORNERS = np.array([(sx * HALF[0], sy * HALF[1], -HALF[2]) for sx in (-1, 1) for sy in (-1, 1)])
-# constant restitution e (Poisson's hypothesis): capture and plastic velocities 0; one object, so one compile
-PLUS = functools.partial(plus.impact, capture_velocity=0.0, plastic_velocity=0.0)
+# constant restitution e (Poisson's hypothesis): capture and plastic velocities 0
+PLUS = Plus(E, MU, capture_velocity=0.0, plastic_velocity=0.0)
 
 
 def brick(proximity):
-    law = RigidImpact(PLUS, proximity=proximity, restitution=E, friction=MU)
+    law = RigidImpact(PLUS, proximity=proximity)
     corners = Contact.family(Contact(PointPlane(None, np.zeros(3), (0.0, 0.0, 1.0), 0, c), law) for c in CORNERS)
     return Model([SpatialBody(MASS, INERTIA)], [], [corners])
 
@@ -80,7 +77,7 @@ def four_point_plus():
     J = np.concatenate([frame @ np.hstack([np.eye(3), -skew(r)]) for r in CORNERS])
     inverse_mass = np.diag(np.concatenate([np.full(3, 1.0 / MASS), 1.0 / INERTIA]))
     twist = np.concatenate([SLIDE, [-SPEED], np.zeros(3)])
-    impulse = np.asarray(PLUS(J @ inverse_mass @ J.T, J @ twist, E, MU).impulse)
+    impulse = np.asarray(PLUS(J @ inverse_mass @ J.T, J @ twist).impulse)
     return twist + inverse_mass @ J.T @ impulse
 
 
@@ -123,7 +120,7 @@ RADIUS, BALL_SPEED, BALL_E, ROW_GAP = 0.5, 2.0, 0.8, 1e-9
 
 
 def row(proximity):
-    law = NewtonRestitution(BALL_E, proximity=proximity)
+    law = RigidImpact(Newton(BALL_E), proximity=proximity)
     pairs = Contact.family(Contact(CircleCircle(i, (0.0, 0.0), RADIUS, i + 1, (0.0, 0.0), RADIUS), law)
                            for i in (0, 1))
     return Model([PlanarBody(1.0, 0.1) for _ in range(3)], [], [pairs])
@@ -177,19 +174,18 @@ def test_contacts_not_taking_part_get_no_impulse_from_any_model(dimension):
     taking_part = np.array([True, False, True, False])
     keep = np.repeat(taking_part, dimension)
     delassus, velocity = (np.asarray(x) for x in _inert(jnp.asarray(W), jnp.asarray(u), taking_part, dimension))
-    models = {"newton": lambda W, u: newton.impact(W, u, 0.5, 0.3, dimension=dimension).impulse,
-              "poisson": lambda W, u: poisson.impact(W, u, 0.5, 0.3, dimension=dimension).impulse}
+    models = {"newton": Newton(0.5, 0.3), "poisson": Poisson(0.5, 0.3)}
     if dimension == 3:
-        models |= {"plus": lambda W, u: plus.impact(W, u, 0.5, 0.3).impulse,
-                   "gauss_seidel": lambda W, u: max_dissipation.gauss_seidel(W, u, 0.3)}
+        models |= {"plus": Plus(0.5, 0.3), "gauss_seidel": MaxDissipationGaussSeidel(0.3)}
     for name, model in models.items():
-        whole = np.asarray(jax.jit(model)(delassus, velocity))
+        impulse = jax.jit(lambda W, u: model(W, u, dimension).impulse)
+        whole = np.asarray(impulse(delassus, velocity))
         if name == "plus":
             assert np.abs(whole[~keep]).max() <= 1e-15 * np.abs(whole).max(), name
         else:
             assert np.all(whole[~keep] == 0.0), name
         if name != "gauss_seidel":
-            alone = np.asarray(jax.jit(model)(W[np.ix_(keep, keep)], u[keep]))
+            alone = np.asarray(impulse(W[np.ix_(keep, keep)], u[keep]))
             assert np.abs(alone).max() > 0.01, name
             np.testing.assert_allclose(whole[keep], alone, rtol=0, atol=1e-14 * np.abs(alone).max(), err_msg=name)
 
@@ -203,17 +199,15 @@ def test_contacts_not_taking_part_get_no_impulse_from_any_model(dimension):
 ])
 def test_bad_proximity_values_are_refused(proximity, error, match):
     with pytest.raises(error, match=match):
-        RigidImpact(newton.impact, proximity=proximity, restitution=0.5)
-    with pytest.raises(error, match=match):
-        NewtonRestitution(0.5, proximity=proximity)
+        RigidImpact(Newton(0.5), proximity=proximity)
 
 
 def test_models_that_do_not_suit_the_family_are_refused():
     state = State(jnp.array([-0.01, 0.0, 0.0, 1.0, 0.0, 0.0, 2.5, 0.0, 0.0]), jnp.array([1.0] + [0.0] * 8))
     bodies = [PlanarBody(1.0, 0.1) for _ in range(3)]
     for law, match in [
-        (RigidImpact(routh.impact, friction=0.2, restitution=0.5), "routh.impact resolves one contact at a time"),
-        (RigidImpact(plus.impact, restitution=0.5), "plus.impact resolves spatial contacts"),
+        (RigidImpact(Routh(0.2, 0.5)), "Routh resolves one contact at a time"),
+        (RigidImpact(Plus(0.5)), "Plus resolves spatial contacts"),
     ]:
         pairs = Contact.family(Contact(CircleCircle(i, (0.0, 0.0), RADIUS, i + 1, (0.0, 0.0), RADIUS), law)
                                for i in (0, 1))

@@ -9,7 +9,7 @@ import pytest
 import diffimpact
 from diffimpact.contact.friction import Coulomb
 from diffimpact.contact.normal import HertzLinearDamper
-from diffimpact.impulse import newton
+from diffimpact.impulse import Newton
 from diffimpact.multibody import (
     AdaptiveSteps,
     Baumgarte,
@@ -19,7 +19,6 @@ from diffimpact.multibody import (
     Gravity,
     LagrangeMultipliers,
     Model,
-    NewtonRestitution,
     OptimalDamping,
     RigidImpact,
     SpatialBody,
@@ -139,9 +138,8 @@ def test_a_ball_spinning_fast_keeps_its_spin_and_energy_at_a_loose_tolerance(con
     """A torque-free sphere keeps ω: at 490 rad/s and rtol = 1e-3 the steps turn it by at most ``spin_step``.
 
     Under the table's Baumgarte feedback (α = β = 20, ``table.FORMULATION``), without that bound the error
-    control alone takes steps of about 2.4 rad and the energy is 11 % off within the second (``python
-    benchmarks/spinning_ball.py --formulation table``, docs/design/table-settings.md, "A ball's inertia under a
-    drift of |p|"); on the table, a cue ball that fell spinning through a pocket (``benchmarks/random_shots.py``,
+    control alone takes steps of about 2.4 rad and the energy is 11 % off within the second (docs/design/table-settings.md,
+    "A ball's inertia under a drift of |p|"); on the table, a cue ball that fell spinning through a pocket (``validation/random_shots.py``,
     seed 1, shot 5) lost a fifth of its energy. A run with contacts bounds the steps in its segments' controller, one
     without in a controller of its own. A smaller ``spin_step`` bounds its run (a static field of
     ``AdaptiveSteps``: part of the compiled run's key, so the program compiled with the default is not reused).
@@ -351,7 +349,7 @@ def test_vmapped_newton_sphere_impacts_match_the_impulse_momentum_solution():
 
     def run(restitution, speed):
         contact = Contact(SphereSphere(0, np.zeros(3), RADII[0], 1, np.zeros(3), RADII[1]),
-                          NewtonRestitution(restitution))
+                          RigidImpact(Newton(restitution)))
         model = Model(bodies, [], [contact])
         state = state_of(ball_block(start[0], speed * LINE, spin), ball_block(start[1], np.zeros(3)))
         trajectory = simulate(model, state, PAIR_TIMES, LagrangeMultipliers(), events=ContactEvents(max_events=2))
@@ -379,7 +377,7 @@ def test_impact_problem_of_a_free_sphere_on_the_ground_is_its_delassus_operator(
     velocities by the third result (M⁻¹ Jᵀ) λ: the normal one lifts only the centre, by λ_n/m.
     """
     contact = Contact(SpherePlane(None, np.zeros(3), np.array([0.0, 0.0, 1.0]), 0, None, RADIUS),
-                      RigidImpact(newton.impact, restitution=0.5))
+                      RigidImpact(Newton(0.5)))
     model = Model([SpatialBody(MASS, np.full(3, 0.4 * MASS * RADIUS**2))], [], [contact])
     velocity, omega = np.array([0.3, -0.2, -1.5]), np.array([2.0, 1.0, -4.0])
     state = state_of(ball_block(np.array([0.0, 0.0, RADIUS]), velocity, omega))

@@ -105,7 +105,7 @@ def test_a_ball_launched_sliding_rolls_at_the_closed_form_speed_and_keeps_it_at_
     v0/(1 + J/(m a²)), a = R − δ_s/2 the lever of the contact point (the middle of the overlap), and keeps that speed:
     the cloth's friction exerts no force on a slip below its band. The program is the shot's of the test above
     (two balls, 0.6 s, ``table.SHOT_RTOL``): the yellow ball rests far away. At the break's rtol = 1e-3 the same
-    ball rolls 0.34 % slow by 0.8 s and slows on (``benchmarks/slide_to_roll.py``)."""
+    ball rolls 0.34 % slow by 0.8 s and slows on (``validation/slide_to_roll.py``)."""
     lever = P.radius - P.static_deflection() / 2
     exact = 1.0 / (1.0 + P.inertia / (P.mass * lever**2))
     velocity, spin = billiard.cue_strike(P, 2.0, 0.0)
@@ -241,7 +241,7 @@ def test_the_shots_sensitivity_matches_central_differences(tmp_path):
     # at the derivative's rtol (table.SENSITIVITY_RTOL = 1e-8) the yellow ball's speed, aim, restitution and
     # friction columns within 7.5e-6, 2.2e-6, 9.9e-5 and 3.9e-6 of their largest entries (measured), and every entry
     # within 3.8e-6 m per unit of the strike and 6.1e-6 per relative change of the table's parameters (x ∂/∂x); at
-    # the shot's rtol 1e-5 they were up to 2.3e-4 (benchmarks/shot_gradient.py), which these bounds refuse
+    # the shot's rtol 1e-5 they were up to 2.3e-4 (validation/shot_gradient.py), which these bounds refuse
     yellow = [0, 1, 4, 5]
     np.testing.assert_allclose(derivative[1][:, yellow], central[1][:, yellow], rtol=2e-4, atol=2e-6)
     scale = np.r_[1.0, 1.0, 1.0, 1.0, P.ball_restitution, P.cloth_friction]

@@ -84,8 +84,9 @@ def test_a_ball_rolling_and_bouncing_on_the_cloth_keeps_its_derivative_at_the_br
     """A ball rolling at v0 on the paper's undamped cloth, started 20 µm high, bounces on it for the whole run, and
     each bounce moves its slip through Ambrósio's band (the lever R − δ/2 moves with the depth δ). With
     ``friction_steps`` dx/dv0 after T is right at the break's rtol = 1e-3; with either of its bounds alone it came
-    out 1.5e12 and 11.6 (``benchmarks/rolling_hop.py``: below v0 = 1e-4 m/s the cloth exerts no friction, so the
-    stability bound at a step's start is none and only the passages catch the slip entering the band)."""
+    out 1.5e12 and 11.6 (docs/design/step-control.md, "Where the bounded break's steps go": below v0 = 1e-4 m/s
+    the cloth exerts no friction, so the stability bound at a step's start is none and only the passages catch
+    the slip entering the band)."""
     duration, speed, lift = 0.3, 1.0, 2e-5
     p = billiard.Parameters()
     model = billiard.table_model(p, balls=1)

@@ -400,7 +400,7 @@ def apply_events(model, k, status, residual, released, hit, second, leaving, rem
             v, impact & jnp.any(approaching_after & (gap_after <= 0) & in_play),
             "a RigidImpact's model left a contact touching and approaching (Poisson's law can, where the others' "
             "restitution impulses press a contact that did not compress; an unconverged PLUS impact can): use "
-            "a model that resolves it (newton.impact, plus.impact) or a larger rest_speed",
+            "a model that resolves it (Newton, Plus) or a larger rest_speed",
         )
         after = jnp.where(approaching_after, APPROACHING, RECEDING)
         new_status = jnp.where(impact, after, jnp.where(hit, open_status, status))

@@ -247,7 +247,7 @@ class ReverseMode(Derivatives):
         one solve, with diffrax's own number). Every slot of the scan of segments keeps its own, used or not,
         and diffrax's default for a solve of ``max_steps`` steps, √(2 max_steps) of them, held 16 GB and took
         8.6 s for the derivative of one ball's 0.9-s shot on the table (``max_steps`` 10⁷, 2,001 slots),
-        against 2.4 GB and 0.47 s with 16 (``python benchmarks/reverse_mode.py``; docs/design/derivatives.md,
+        against 2.4 GB and 0.47 s with 16 (``python validation/reverse_mode.py``; docs/design/derivatives.md,
         "Reverse-mode derivatives through friction").
     """
 

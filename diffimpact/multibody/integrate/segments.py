@@ -485,7 +485,7 @@ def _depending_on(tree, anchor):
     state, gains them one segment later and in the laws set at onsets one more, so the whole segment
     (solver, events, impacts) was linearised three times. Tied to the inputs from the start, once: the
     four-ball break's ``jacfwd`` traces in 31–32 s instead of 51–56 s, a ball's reverse-mode rebound in 22–24 s
-    instead of 29–31 s (``benchmarks/derivative_trace.py``, docs/design/derivatives.md). Where nothing of
+    instead of 29–31 s (docs/design/derivatives.md, "Derivatives traced once"). Where nothing of
     ``anchor`` is differentiated or batched, nothing changes; no value changes anywhere.
     """
     link = sum(jnp.sum(x) for x in jax.tree.leaves(anchor) if eqx.is_inexact_array(x))

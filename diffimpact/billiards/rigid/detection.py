@@ -1,0 +1,192 @@
+r"""Every possible next event as arrays, and the earliest of them ([Leckie 2005]).
+
+Until its next change of state each ball's centre moves on r(t) = c₀ + c₁ t
++ c₂ t² (``motion.trajectory_coefficients``), so each candidate event is the
+first crossing of zero of a polynomial (``roots.first_crossing``), computed
+for every candidate at once, MJX-style (the balls, cushions and pockets are
+data, not code):
+
+* ball i – ball j, i < j: |Δr(t)|² − (2R)², a quartic in t (Δc_k = c_k,i −
+  c_k,j: coefficients |Δc₀|² − 4R², 2 Δc₀·Δc₁, |Δc₁|² + 2 Δc₀·Δc₂,
+  2 Δc₁·Δc₂, |Δc₂|²);
+* ball – cushion: a cushion is a straight segment of the nose line from A to
+  B; with n̂ its unit normal towards the side the ball is on now, the contact
+  is s n̂·(r(t) − A) − R = 0, a quadratic; it counts only where the centre's
+  foot on the line falls between A and B;
+* ball – pocket: the centre enters the pocket's circle (centre P, radius
+  ρ): |r(t) − P|² − ρ², a quartic;
+* each ball's change of motion state (``motion.transition_times``).
+
+Every polynomial holds until the next change of state of the balls in it: a
+pair's horizon is the earlier of its moving balls' transition times (a ball
+that does not move holds its polynomial for ever), and balls at rest or
+pocketed meet nothing.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact._validation import check_positive, check_range, is_concrete, refuse_where
+from diffimpact.billiards.rigid.motion import POCKETED, _turned, moves, trajectory_coefficients, transition_times
+from diffimpact.billiards.rigid.roots import first_crossing
+
+#: Event-kind codes of ``Event.kind``.
+BALL_BALL, BALL_CUSHION, BALL_POCKET, TRANSITION = 0, 1, 2, 3
+#: Each event-kind code's name.
+EVENT_NAMES = ("ball-ball", "ball-cushion", "ball-pocket", "transition")
+
+
+class Table(eqx.Module):
+    """The table as arrays: straight cushion segments (nose lines) and round pockets (SI units).
+
+    ``cushions`` (K, 2, 2): segment k from ``cushions[k, 0]`` to ``cushions[k, 1]`` (m); ``pocket_centres``
+    (Q, 2) (m) and ``pocket_radii`` (Q,) (m), Q = 0 for a table without pockets (the default). Every field is
+    a differentiable leaf.
+    """
+
+    cushions: jax.Array
+    pocket_centres: jax.Array
+    pocket_radii: jax.Array
+
+    def __init__(self, cushions, pocket_centres=None, pocket_radii=None):
+        cushions = check_range("cushions", cushions)
+        if np.ndim(cushions) != 3 or np.shape(cushions)[1:] != (2, 2):
+            raise ValueError(f"cushions must have shape (K, 2, 2): K segments, two end points each; got "
+                             f"{np.shape(cushions)}")
+        lengths = jnp.linalg.norm(cushions[:, 1] - cushions[:, 0], axis=-1)
+        cushions = refuse_where(cushions, lengths <= 0, "every cushion segment must have two distinct end points")
+        if (pocket_centres is None) != (pocket_radii is None):
+            raise ValueError("pocket_centres and pocket_radii go together: give both or neither")
+        centres = jnp.zeros((0, 2)) if pocket_centres is None else check_range("pocket_centres", pocket_centres)
+        radii = jnp.zeros((0,)) if pocket_radii is None else pocket_radii
+        if np.ndim(centres) != 2 or np.shape(centres)[1] != 2:
+            raise ValueError(f"pocket_centres must have shape (Q, 2); got {np.shape(centres)}")
+        if np.shape(radii) != (np.shape(centres)[0],):
+            raise ValueError(f"pocket_radii must have shape ({np.shape(centres)[0]},), one per pocket; got "
+                             f"{np.shape(radii)}")
+        if np.shape(radii)[0] and is_concrete(radii):
+            radii = check_positive("pocket_radii", radii)
+        self.cushions = jnp.asarray(cushions, float)
+        self.pocket_centres = jnp.asarray(centres, float)
+        self.pocket_radii = jnp.asarray(radii, float)
+
+
+class EventTimes(eqx.Module):
+    """The time (s from now) of every candidate event, ∞ where there is none.
+
+    ``ball_ball`` (P,), the pairs i < j in the order of ``ball_pairs``; ``ball_cushion`` (n, K);
+    ``ball_pocket`` (n, Q); ``transition`` (n,).
+    """
+
+    ball_ball: jax.Array
+    ball_cushion: jax.Array
+    ball_pocket: jax.Array
+    transition: jax.Array
+
+
+class Event(eqx.Module):
+    """One event: its ``time`` (s), ``kind`` (``BALL_BALL`` …), ``ball`` and ``other`` (the second ball, the
+    cushion or the pocket; −1 for a change of state)."""
+
+    time: jax.Array
+    kind: jax.Array
+    ball: jax.Array
+    other: jax.Array
+
+
+def ball_pairs(count):
+    """(first, second): the pairs i < j of ``count`` balls, as NumPy index arrays (the order of ``ball_ball``)."""
+    return np.triu_indices(count, 1)
+
+
+def _length(vector):
+    """|x| over the last axis, with a finite derivative at 0."""
+    squared = jnp.sum(vector**2, axis=-1)
+    positive = squared > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, squared, 1.0)), 0.0)
+
+
+def _distance_quartic(relative, magnitude, reach):
+    """|d(t)|² − reach² for d(t) = d₀ + d₁ t + d₂ t² (``relative``: (..., 3, 2)), and the scale of its terms
+    from ``magnitude`` (..., 3), bounds of |d_k| and of what was subtracted to form it."""
+    d0, d1, d2 = relative[..., 0, :], relative[..., 1, :], relative[..., 2, :]
+    m0, m1, m2 = magnitude[..., 0], magnitude[..., 1], magnitude[..., 2]
+    dot = lambda a, b: jnp.sum(a * b, axis=-1)  # noqa: E731
+    coefficients = jnp.stack([dot(d0, d0) - reach**2, 2 * dot(d0, d1), dot(d1, d1) + 2 * dot(d0, d2),
+                              2 * dot(d1, d2), dot(d2, d2)], axis=-1)
+    scale = jnp.stack([m0 * m0 + reach**2, 2 * m0 * m1, m1 * m1 + 2 * m0 * m2, 2 * m1 * m2, m2 * m2], axis=-1)
+    return coefficients, scale
+
+
+def cushion_normals(table):
+    """(K, 2): each cushion segment's unit normal, (−d_y, d_x)/|d| for d = B − A."""
+    direction = table.cushions[:, 1] - table.cushions[:, 0]
+    return _turned(direction) / _length(direction)[:, None]
+
+
+def event_times(balls, params, table):
+    """Every candidate event's time from now (``EventTimes``); see the module docstring."""
+    coefficients = trajectory_coefficients(balls, params)  # (n, 3, 2)
+    moving = moves(balls)
+    playing = balls.motion != POCKETED
+    horizon = jnp.where(moving, transition_times(balls, params), jnp.inf)
+    sizes = _length(coefficients)  # (n, 3)
+
+    first, second = ball_pairs(balls.motion.shape[0])
+    relative = coefficients[first] - coefficients[second]
+    quartic, scale = _distance_quartic(relative, _length(relative) + sizes[first] + sizes[second],
+                                       2 * params.radius)
+    pair_horizon = jnp.minimum(horizon[first], horizon[second])
+    pair_active = playing[first] & playing[second] & (moving[first] | moving[second])
+    pair_times = first_crossing(quartic, jnp.where(pair_active, pair_horizon, 0.0), scale)
+    ball_ball = jnp.where(pair_active, pair_times, jnp.inf)
+
+    active = moving & playing
+    ball_horizon = jnp.where(active, horizon, 0.0)[:, None]
+    start = table.cushions[:, 0]  # (K, 2)
+    normal = cushion_normals(table)
+    offset = coefficients[:, None, 0] - start  # (n, K, 2)
+    side = jnp.where(jnp.sum(offset * normal, -1) >= 0, 1.0, -1.0)[..., None] * normal  # towards the ball
+    quadratic = jnp.stack([jnp.sum(side * offset, -1) - params.radius,
+                           jnp.sum(side * coefficients[:, None, 1], -1),
+                           jnp.sum(side * coefficients[:, None, 2], -1)], axis=-1)
+    quadratic_scale = jnp.stack([sizes[:, None, 0] + _length(start) + params.radius,
+                                 jnp.broadcast_to(sizes[:, None, 1], offset.shape[:2]),
+                                 jnp.broadcast_to(sizes[:, None, 2], offset.shape[:2])], axis=-1)
+    hit = first_crossing(quadratic, ball_horizon, quadratic_scale)
+    at = jnp.where(jnp.isfinite(hit), hit, 0.0)[..., None]
+    centre = coefficients[:, None, 0] + (coefficients[:, None, 1] + coefficients[:, None, 2] * at) * at
+    direction = table.cushions[:, 1] - table.cushions[:, 0]
+    along = jnp.sum((centre - start) * direction, -1) / jnp.sum(direction**2, -1)
+    ball_cushion = jnp.where(active[:, None] & (along >= 0) & (along <= 1), hit, jnp.inf)
+
+    pocket_offset = jnp.zeros((table.pocket_centres.shape[0], 3, 2)).at[:, 0].set(table.pocket_centres)
+    relative = coefficients[:, None] - pocket_offset  # (n, Q, 3, 2)
+    pocket_sizes = sizes[:, None] + _length(pocket_offset)
+    quartic, scale = _distance_quartic(relative, _length(relative) + pocket_sizes, table.pocket_radii)
+    ball_pocket = jnp.where(active[:, None], first_crossing(quartic, ball_horizon, scale), jnp.inf)
+
+    return EventTimes(ball_ball, ball_cushion, ball_pocket, transition_times(balls, params))
+
+
+def next_event(times):
+    """The earliest event of ``times`` (an ``Event``; time ∞ when nothing will happen). Ties go to the first
+    in the order ball–ball, ball–cushion, ball–pocket, transition, and by index within each."""
+    count, cushions = times.ball_cushion.shape
+    pockets = times.ball_pocket.shape[1]
+    flat = jnp.concatenate([times.ball_ball, times.ball_cushion.ravel(), times.ball_pocket.ravel(),
+                            times.transition])
+    index = jnp.argmin(flat)
+    first, second = (jnp.asarray(a, dtype=jnp.int32) for a in ball_pairs(count))
+    starts = np.cumsum([0, first.shape[0], count * cushions, count * pockets])
+    kind = jnp.sum(index >= starts[1:]).astype(jnp.int32)
+    local = index - jnp.asarray(starts)[kind]
+    pair = jnp.clip(local, 0, max(first.shape[0] - 1, 0))
+    pair_ball, pair_other = (first[pair], second[pair]) if first.shape[0] else (0, 0)
+    ball = jnp.select([kind == BALL_BALL, kind == BALL_CUSHION, kind == BALL_POCKET],
+                      [pair_ball, local // max(cushions, 1), local // max(pockets, 1)], local)
+    other = jnp.select([kind == BALL_BALL, kind == BALL_CUSHION, kind == BALL_POCKET],
+                       [pair_other, local % max(cushions, 1), local % max(pockets, 1)], -1)
+    return Event(flat[index], kind, ball.astype(jnp.int32), other.astype(jnp.int32))

@@ -1,0 +1,231 @@
+r"""The event loop of the rigid engine: from one event to the next until every ball is at rest.
+
+Each pass of a ``lax.while_loop``, the event-based algorithm of [Leckie 2005]:
+
+1. every candidate event's time (``detection.event_times``) and the earliest;
+2. every ball carried to it in closed form (``motion.evolve``);
+3. the event resolved by the model of its kind (``Engine.ball_ball``,
+   ``Engine.ball_cushion``, ``Engine.ball_pocket``; a change of motion state
+   by ``motion.end_state``), and the balls it touched put in the motion
+   state their new kinematics give (``motion.settle``);
+4. the event and every ball's state after it recorded.
+
+The loop has a fixed budget of events (``Engine.max_events``, a shape of the
+program): a shot that needs more ends with ``Shot.status`` =
+``EVENTS_EXHAUSTED``, and ``simulate`` raises ``EventBudgetExceeded`` after
+the run (no callback inside the program). ``states_at`` evaluates every
+ball's state at any times from the recorded states, in closed form.
+
+Derivatives: the event times are differentiable (``roots``), so is the
+motion between them and each model, so ``jax.jacfwd`` of any output holds
+while the sequence of events stays the same; where a parameter changes the
+sequence (a ball that now misses another) the output jumps, and no
+derivative sees the jump (docs/design/rigid-engine.md, "When the sequence
+of events changes"). ``lax.while_loop`` has no reverse mode: use forward
+mode (``jax.jacfwd``, ``jax.jvp``).
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from diffimpact._validation import check_count, check_range, is_concrete, require_float64
+from diffimpact.billiards.rigid.ball_ball import BallBallModel, Frictionless
+from diffimpact.billiards.rigid.ball_cushion import BallCushionModel, StickingFriction
+from diffimpact.billiards.rigid.ball_pocket import BallPocketModel, Capture
+from diffimpact.billiards.rigid.detection import (
+    BALL_BALL,
+    BALL_CUSHION,
+    BALL_POCKET,
+    EVENT_NAMES,
+    TRANSITION,
+    ball_pairs,
+    cushion_normals,
+    event_times,
+    next_event,
+)
+from diffimpact.billiards.rigid.motion import POCKETED, Balls, end_state, evolve, settle
+
+#: ``Shot.status``: every ball at rest or pocketed; the event budget spent with events still to come.
+FINISHED, EVENTS_EXHAUSTED = 0, 1
+_RUNNING = 2
+#: ``Shot.kind`` of the first row (the start) and of the rows after the last event.
+START, UNUSED = -1, -2
+
+
+class EventBudgetExceeded(RuntimeError):
+    """A shot needed more events than ``Engine.max_events``."""
+
+
+class Engine(eqx.Module):
+    """The rigid engine's models, one per kind of event, and its event budget.
+
+    ``ball_ball``, ``ball_cushion``, ``ball_pocket``: the models (objects with a call; see each interface);
+    ``max_events``: the most events one shot may take (static: the size of the recorded arrays);
+    ``rest_speed`` (m/s): below it a slip, a velocity or a spin's surface speed counts as zero (``settle``).
+    """
+
+    ball_ball: BallBallModel = Frictionless()
+    ball_cushion: BallCushionModel = StickingFriction()
+    ball_pocket: BallPocketModel = Capture()
+    max_events: int = eqx.field(static=True, default=200)
+    rest_speed: float = 1e-12
+
+    def __check_init__(self):
+        """Each model an instance of its interface; ``max_events`` ≥ 1; ``rest_speed`` ≥ 0 (when concrete)."""
+        for name, kind in (("ball_ball", BallBallModel), ("ball_cushion", BallCushionModel),
+                           ("ball_pocket", BallPocketModel)):
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(f"{name} must be a {kind.__name__}; got {type(getattr(self, name)).__name__}")
+        check_count("max_events", self.max_events, low=1)
+        if is_concrete(self.rest_speed):
+            check_range("rest_speed", self.rest_speed, 0.0, shape=())
+
+
+class Shot(eqx.Module):
+    """A simulated shot: its events and every ball's state after each.
+
+    Row 0 is the start (``kind`` ``START``, time 0); row k ≥ 1 the k-th event: ``time`` (s), ``kind``
+    (``detection.BALL_BALL`` …), ``ball`` and ``other`` (the second ball, the cushion or the pocket; −1 for a
+    change of state) and ``states`` (a ``Balls`` with a leading axis of rows) just after it. Rows after the
+    last event have kind ``UNUSED`` and time ∞. ``events``: how many events; ``status``: ``FINISHED`` or
+    ``EVENTS_EXHAUSTED``.
+    """
+
+    time: jax.Array
+    kind: jax.Array
+    ball: jax.Array
+    other: jax.Array
+    states: Balls
+    events: jax.Array
+    status: jax.Array
+
+    def event_list(self):
+        """[(time, kind name, ball, other), …]: the events, for reading (concrete values only)."""
+        count = int(self.events)
+        return [(float(t), EVENT_NAMES[int(k)], int(b), int(o)) for t, k, b, o in
+                zip(self.time[1:count + 1], self.kind[1:count + 1], self.ball[1:count + 1],
+                    self.other[1:count + 1], strict=True)]
+
+
+def _resolve(balls, event, params, table, engine):
+    """The balls after ``event`` (their states at its time), by the model of its kind."""
+    count = balls.motion.shape[0]
+    ball, other = event.ball, event.other
+    me = jnp.arange(count) == ball
+
+    def ball_ball(balls):
+        first, second = engine.ball_ball(balls.take(ball), balls.take(other), params)
+        after = balls.put(ball, first).put(other, second)
+        return settle(after, params, me | (jnp.arange(count) == other), rest_speed=engine.rest_speed)
+
+    def ball_cushion(balls):
+        normal = cushion_normals(table)[other]
+        side = jnp.where(jnp.dot(balls.position[ball] - table.cushions[other, 0], normal) >= 0, 1.0, -1.0)
+        after = balls.put(ball, engine.ball_cushion(balls.take(ball), side * normal, params))
+        return settle(after, params, me, rest_speed=engine.rest_speed)
+
+    def ball_pocket(balls):
+        new, captured = engine.ball_pocket(balls.take(ball), table.pocket_centres[other],
+                                           table.pocket_radii[other], params)
+        after = balls.put(ball, new)
+        after = Balls(after.position, after.velocity, after.angular_velocity,
+                      jnp.where(me & captured, POCKETED, after.motion))
+        return settle(after, params, me, rest_speed=engine.rest_speed)
+
+    def transition(balls):
+        return end_state(balls, params, me, rest_speed=engine.rest_speed)
+
+    branches = [None] * 4
+    branches[BALL_BALL], branches[BALL_CUSHION] = ball_ball, ball_cushion
+    branches[BALL_POCKET], branches[TRANSITION] = ball_pocket, transition
+    if table.pocket_centres.shape[0] == 0:
+        branches[BALL_POCKET] = lambda balls: balls
+    if count < 2:
+        branches[BALL_BALL] = lambda balls: balls
+    return jax.lax.switch(event.kind, branches, balls)
+
+
+@eqx.filter_jit
+def _simulate(balls, params, table, engine):
+    rows = engine.max_events + 1
+    record = (jnp.full(rows, jnp.inf).at[0].set(0.0), jnp.full(rows, UNUSED).at[0].set(START),
+              jnp.full(rows, -1), jnp.full(rows, -1), jax.tree.map(lambda x: jnp.stack([x] * rows), balls))
+
+    def step(carry):
+        balls, now, count, _, (times, kinds, first, second, states) = carry
+        event = next_event(event_times(balls, params, table))
+        pending = jnp.isfinite(event.time)
+        go = pending & (count < engine.max_events)
+        resolved = _resolve(evolve(balls, params, jnp.where(go, event.time, 0.0)), event, params, table, engine)
+        balls = jax.tree.map(lambda new, old: jnp.where(go, new, old), resolved, balls)
+        now = now + jnp.where(go, event.time, 0.0)
+        row = jnp.where(go, count + 1, 0)
+        keep = lambda array, value: array.at[row].set(jnp.where(go, value, array[row]))  # noqa: E731
+        record = (keep(times, now), keep(kinds, event.kind), keep(first, event.ball), keep(second, event.other),
+                  jax.tree.map(keep, states, balls))
+        status = jnp.where(go, _RUNNING, jnp.where(pending, EVENTS_EXHAUSTED, FINISHED))
+        return balls, now, count + go, status, record
+
+    carry = (balls, jnp.asarray(0.0), jnp.asarray(0), jnp.asarray(_RUNNING), record)
+    _, _, count, status, (times, kinds, first, second, states) = jax.lax.while_loop(
+        lambda carry: carry[3] == _RUNNING, step, carry)
+    return Shot(times, kinds, first, second, states, count, status)
+
+
+def _as_arrays(tree):
+    """``tree`` with its Python floats as arrays, so that a new value of a field reuses the compiled program."""
+    return jax.tree.map(lambda x: jnp.asarray(x, float) if isinstance(x, float) else x, tree)
+
+
+def _check_start(balls, params):
+    """Refuse, when concrete, balls in play whose centres are closer than 2R (overlapping)."""
+    if not is_concrete(balls, params) or balls.motion.shape[0] < 2:
+        return
+    first, second = ball_pairs(balls.motion.shape[0])
+    position = np.asarray(balls.position)
+    playing = np.asarray(balls.motion) != POCKETED
+    distance = np.linalg.norm(position[first] - position[second], axis=-1)
+    overlapping = (distance < 2 * float(params.radius) * (1 - 1e-12)) & playing[first] & playing[second]
+    if overlapping.any():
+        pairs = [(int(i), int(j)) for i, j in zip(first[overlapping], second[overlapping], strict=True)][:5]
+        raise ValueError(f"balls must not overlap at the start (centres closer than 2R); got the pairs {pairs}")
+
+
+def simulate(balls, params, table, engine=None):
+    """Simulate a shot from ``balls`` (``motion.Balls``, e.g. from ``ball_states``) until every ball is at rest.
+
+    Parameters
+    ----------
+    balls : the start; ``params``: ``motion.Parameters``; ``table``: ``detection.Table``.
+    engine : an ``Engine`` (its models and event budget); default ``Engine()``.
+
+    Returns
+    -------
+    A ``Shot``. Raises ``EventBudgetExceeded`` after the run if the budget was spent with events still to come
+    (when the status is concrete: under a transformation read ``Shot.status`` instead).
+    """
+    require_float64("diffimpact.billiards.rigid.simulate")
+    engine = Engine() if engine is None else engine
+    _check_start(balls, params)
+    shot = _simulate(balls, _as_arrays(params), _as_arrays(table), _as_arrays(engine))
+    if is_concrete(shot.status) and int(shot.status) == EVENTS_EXHAUSTED:
+        raise EventBudgetExceeded(f"the shot needs more than max_events={engine.max_events} events; pass "
+                                  f"Engine(max_events=...) with a larger budget")
+    return shot
+
+
+def states_at(shot, params, times):
+    """Every ball's state at each of ``times`` (s, any shape), from the recorded states in closed form: a
+    ``Balls`` whose arrays have the leading shape of ``times``."""
+    return _states_at(shot, _as_arrays(params), jnp.asarray(times, float))
+
+
+@eqx.filter_jit
+def _states_at(shot, params, times):
+    row = jnp.clip(jnp.searchsorted(shot.time, times, side="right") - 1, 0, shot.time.shape[0] - 1)
+    start = jax.tree.map(lambda x: x[row], shot.states)
+    flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[times.ndim:]), start)
+    evolved = jax.vmap(evolve, in_axes=(0, None, 0))(flat, params, (times - shot.time[row]).ravel())
+    return jax.tree.map(lambda x: x.reshape(times.shape + x.shape[1:]), evolved)
