@@ -4,15 +4,16 @@
 
 Times the exact ĉ(n, e) of [Poursina 2020] §4.2.4's grid, n ∈ [1, 2] (100) × e ∈ [0.45, 1] (600), as
 ``diffimpact reproduce damping-lambda`` computes it (``diffimpact.reproduce.damping.lambda_grid``), compile and run
-apart (``_timing.timed``: the first call, the best of ``--repeats`` later ones), beside
+apart (the first call, the best of ``--repeats`` later ones, as ``_timing.timed``), beside
 
 * the method it replaces, kept here for comparison only: optimistix's Newton on ln e_out(ln ĉ) with e_out and its
   derivative from ``central_impact`` (diffrax Tsit5 with events, ``diffrax.ForwardMode``), in the same chunks, on
   every exponent (``--old-exponents 10``: every tenth);
 * SciPy (``solve_ivp`` DOP853 with a terminal zero-force event inside ``brentq``) on ``--subset`` roots of the grid.
 
-It also times one e_out with its derivative in ĉ by each solve, counts Newton iterations per root, compares the
-roots with data/damping_lambda.csv, and re-solves both with SciPy at rtol 1e-13 to give their restitution error.
+It also times one e_out with its derivative in ĉ by each solve (the timed calls taken in turn, so that the load of a
+shared machine falls on each alike), counts Newton iterations per root, compares the roots with
+data/damping_lambda.csv, and re-solves both with SciPy at rtol 1e-13 to give their restitution error.
 """
 
 import argparse
@@ -29,8 +30,6 @@ from scipy.optimize import brentq
 import diffimpact as di
 
 di.configure()  # float64 and the CPU cap, before the first computation (importing diffimpact.reproduce starts JAX)
-
-from _timing import timed  # noqa: E402
 
 from diffimpact.impact import damping as od  # noqa: E402
 from diffimpact.io import data_file, map_chunks, read_csv  # noqa: E402
@@ -96,14 +95,29 @@ def old_grid(n, e):
     return map_chunks(_old_chunk, n, e, chunk=1000, progress=False)
 
 
-def per_solve(fn, damping, n, repeats):
-    """Best time of one e_out with its ĉ-derivative, per evaluation."""
-    solve = batched(lambda c, n: jax.jvp(lambda c: fn(c, n), (c,), (jnp.ones_like(c),)))
-    return timed(solve, damping, n, repeats=repeats)[1] / damping.size
+def solve_with_derivative(fn):
+    """One e_out and its ĉ-derivative per root, in blocks of 1,000."""
+    return batched(lambda c, n: jax.jvp(lambda c: fn(c, n), (c,), (jnp.ones_like(c),)))
 
 
 def iterations(residual, n, e):
     return np.bincount(np.asarray(batched(lambda n, e: newton(residual, n, e).stats["num_steps"])(n, e)))
+
+
+def in_turn(calls, repeats):
+    """The first call of each of ``calls`` and the best of ``repeats`` later ones (``_timing.timed``), the calls taken
+    in turn so that the load of a shared machine falls on all of them alike."""
+    first, best = {}, dict.fromkeys(calls, np.inf)
+    for sweep in range(repeats + 1):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            jax.block_until_ready(call())
+            elapsed = time.perf_counter() - start
+            if sweep == 0:
+                first[name] = elapsed
+            else:
+                best[name] = min(best[name], elapsed)
+    return first, best
 
 
 def main():
@@ -114,43 +128,48 @@ def main():
                         help="exponents of the grid for the diffrax method (default 100: all; 10: every tenth)")
     args = parser.parse_args()
 
-    first, run = timed(lambda: study.lambda_grid(progress=False)["c_opt_unit"], repeats=args.repeats)
-    grid = study.lambda_grid(progress=False)
-    n, e, unit = grid["n"], grid["e"], grid["c_opt_unit"]
+    n, e = (a.ravel() for a in np.meshgrid(np.linspace(*study.LAMBDA_GRID["exponent"]),
+                                            np.linspace(*study.LAMBDA_GRID["restitution"]), indexing="ij"))
     roots = n.size
-    print(f"ours (lockstep Dopri8, forward sensitivities), {roots} roots: compile ≈ {first - run:.1f} s, "
-          f"run {run:.2f} s ({run / roots * 1e3:.4f} ms/root)")
-
     rows = np.unique(np.linspace(0, 99, args.old_exponents).round().astype(int))
     old_n, old_e = (a.reshape(100, 600)[rows].ravel() for a in (n, e))
-    first_old, run_old = timed(old_grid, old_n, old_e, repeats=args.repeats)
-    old = old_grid(old_n, old_e)
-    print(f"diffrax method, {old_n.size} roots ({rows.size} exponents): compile ≈ {first_old - run_old:.1f} s, "
+    inside = e < 1.0 - od.NEAR_ELASTIC_GAP
+    pick = np.flatnonzero(inside)[::10]
+    pick_n, pick_e = (jnp.asarray(a[pick]) for a in (n, e))
+    pick_unit = od.improved_unit_damping(pick_n, pick_e)  # within 1e-3 of the roots, without compiling them
+    rng = np.random.default_rng(0)
+    picks = rng.choice(roots, size=args.subset, replace=False)
+    ours_solve, diffrax_solve = solve_with_derivative(od.unit_restitution), solve_with_derivative(diffrax_restitution)
+    calls = {
+        "ours": lambda: study.lambda_grid(progress=False)["c_opt_unit"],
+        "diffrax": lambda: old_grid(old_n, old_e),
+        "ours solve": lambda: ours_solve(pick_unit, pick_n),
+        "diffrax solve": lambda: diffrax_solve(pick_unit, pick_n),
+        "scipy": lambda: np.array([scipy_optimal_damping(n[i], e[i]) for i in picks]),
+    }
+    first, best = in_turn(calls, args.repeats)
+    run, run_old = best["ours"], best["diffrax"]
+    print(f"ours (lockstep Dopri8, forward sensitivities), {roots} roots: compile ≈ {first['ours'] - run:.1f} s, "
+          f"run {run:.2f} s ({run / roots * 1e3:.4f} ms/root)")
+    print(f"diffrax method, {old_n.size} roots ({rows.size} exponents): compile ≈ {first['diffrax'] - run_old:.1f} s, "
           f"run {run_old:.2f} s ({run_old / old_n.size * 1e3:.4f} ms/root): ours {run_old / old_n.size / (run / roots):.1f}× "
           "faster per root")
+    unit, old = calls["ours"](), calls["diffrax"]()
     ours = unit.reshape(100, 600)[rows].ravel()
     solved = old > 0
     print(f"max |c_ours − c_diffrax|/c over those roots: {np.max(np.abs(ours[solved] / old[solved] - 1)):.1e}")
-
-    inside = e < 1.0 - od.NEAR_ELASTIC_GAP
-    pick = np.flatnonzero(inside)[::10]
-    pick_n, pick_e, pick_unit = (jnp.asarray(a[pick]) for a in (n, e, unit))
-    ours_solve = per_solve(od.unit_restitution, pick_unit, pick_n, args.repeats)
-    diffrax_solve = per_solve(diffrax_restitution, pick_unit, pick_n, args.repeats)
-    print(f"one e_out and ∂e_out/∂ĉ at {pick.size} roots: ours {ours_solve * 1e6:.1f} µs, diffrax "
-          f"{diffrax_solve * 1e6:.1f} µs ({diffrax_solve / ours_solve:.1f}×)")
+    per_ours, per_diffrax = best["ours solve"] / pick.size, best["diffrax solve"] / pick.size
+    print(f"one e_out and ∂e_out/∂ĉ at {pick.size} roots: ours {per_ours * 1e6:.1f} µs, diffrax "
+          f"{per_diffrax * 1e6:.1f} µs ({per_diffrax / per_ours:.1f}×)")
     for name, residual in (("ours", new_residual), ("diffrax method", old_residual)):
         counts = iterations(residual, pick_n, pick_e)
         print(f"Newton iterations per root, {name}: " + ", ".join(f"{k}: {c}" for k, c in enumerate(counts) if c))
 
-    rng = np.random.default_rng(0)
-    picks = rng.choice(roots, size=args.subset, replace=False)
-    start = time.perf_counter()
-    reference = np.array([scipy_optimal_damping(n[i], e[i]) for i in picks])
-    scipy_time = (time.perf_counter() - start) / args.subset
+    scipy_time = min(first["scipy"], best["scipy"]) / args.subset
     print(f"SciPy solve_ivp + brentq, {args.subset} roots: {scipy_time * 1e3:.1f} ms/root")
     print(f"per root: ours {scipy_time / (run / roots):.0f}× SciPy, the diffrax method "
           f"{scipy_time / (run_old / old_n.size):.0f}×")
+    reference = calls["scipy"]()
     nonzero = reference > 0
     print(f"max |c_ours − c_scipy|/c_scipy over those roots: "
           f"{np.max(np.abs(unit[picks][nonzero] / reference[nonzero] - 1)):.1e}")
