@@ -93,7 +93,7 @@ def plot_scaling(study, name, axes):
 def run_scaling(out, quick=False, progress=True):
     """Write ``damping-scaling.csv`` (the fitted slopes beside eq. (35)) and ``damping-scaling.png``; return a summary.
 
-    About 1 min on a 2-core machine, compiling included (``quick``: about 15 s).
+    About 10 s on a 2-core machine, compiling included (``quick``: about 6 s).
     """
     study = scaling_study(quick, progress=progress)
     n = study["exponent"]
@@ -131,7 +131,7 @@ def run_lambda(out, quick=False, progress=True):
     of eqs. (45)–(47)); the plot shows the exact ĉ(n, e) beside the paper's
     closed form ĉ = α(n)(e^β(n) − 1) of eqs. (45)–(47).
 
-    About 2 min on a 2-core machine, compiling included (``quick``: about 15 s).
+    About 10 s on a 2-core machine, compiling included (``quick``: about 5 s).
     """
     out = Path(out)
     grid = lambda_grid(quick, progress)
@@ -199,7 +199,7 @@ def run_verification(out, quick=False, progress=True):
     """Write ``damping-verification.csv`` (the worst |e_out − e| per e and method) and ``damping-verification.png``;
     return a summary.
 
-    About 2 min on a 2-core machine, compiling included (``quick``: about 25 s).
+    About 25 s on a 2-core machine, compiling included (``quick``: about 20 s).
     """
     study = verification_study(quick, progress=progress)
     write_csv(
@@ -319,7 +319,7 @@ def run_improved(out, quick=False, progress=True):
     """Write ``damping-improved-coefficients.json`` (the refitted coefficients beside those in use),
     ``damping-improved.csv`` and ``damping-improved.png``; return a summary.
 
-    About 2 min on a 2-core machine, compiling included (``quick``: about 35 s).
+    About 15 s on a 2-core machine, compiling included (``quick``: about as long, mostly compiling).
     """
     out = Path(out)
     coefficients = improved_fit(quick, progress)

@@ -1,10 +1,13 @@
 """The [Poursina 2020] studies on their --quick grids: files written, physics asserted on the output."""
 
+import jax
 import numpy as np
 import pytest
 
+import diffimpact as di
 from diffimpact.cli import main
-from diffimpact.io import read_csv
+from diffimpact.impact import damping as od
+from diffimpact.io import data_file, read_csv
 from diffimpact.reproduce import damping
 
 
@@ -63,6 +66,21 @@ def test_lambda_grid_solves_eq_23_and_obeys_eq_34(tmp_path):
     np.testing.assert_allclose(e_out, e[pick], rtol=1e-7)
     assert np.all(c[e == 1.0] == 0.0)
     assert (tmp_path / "damping-lambda.png").stat().st_size > 10_000
+
+
+def test_shipped_lambda_grid_and_the_exact_method_solve_eq_23_to_eq_24():
+    # data/damping_lambda.csv on a sample of rows, the last below e = 1 (where |∂ ln e/∂ ln ĉ| ≈ 1 − e is smallest, so
+    # that ĉ's differences are largest) among them: its ĉ gives back e in the unit solve to eq. (24)'s 1e-8, and the
+    # exact method's ĉ to the solve's own 2 UNIT_RTOL
+    grid = read_csv(data_file("damping_lambda.csv"))
+    rows = np.concatenate([np.arange(0, grid["n"].size, 997), np.arange(0, 100, 11) * 600 + 598])
+    n, e, shipped = (grid[k][rows] for k in ("n", "e", "c_opt_unit"))
+    solved = e < 1
+    exact = np.asarray(di.optimal_damping(1.0, 1.0, 1.0, n, e))
+    np.testing.assert_array_equal(exact[~solved], shipped[~solved])  # 0 at e = 1
+    restitution = jax.jit(jax.vmap(od.unit_restitution))
+    np.testing.assert_allclose(np.asarray(restitution(shipped[solved], n[solved])), e[solved], rtol=1e-8)
+    np.testing.assert_allclose(np.asarray(restitution(exact[solved], n[solved])), e[solved], rtol=2 * od.UNIT_RTOL)
 
 
 def test_the_batches_show_their_bar_unless_progress_is_false(capsys):
