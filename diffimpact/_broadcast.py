@@ -19,8 +19,7 @@ def broadcast_map(fn, *args):
     Large batches run as a sequence of vmapped blocks of ``BATCH_SIZE``
     (``jax.lax.map``): a batched while loop runs until its slowest member is
     done and touches every member's state at each step, so one huge vmap is
-    several times slower than blocks that stay in cache
-    (``benchmarks/optimal_damping.py``).
+    several times slower than blocks that stay in cache.
     """
     leaves, treedef = jax.tree.flatten(args)
     arrays = [jnp.asarray(leaf, dtype=float) for leaf in leaves]
