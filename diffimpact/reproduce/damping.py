@@ -319,7 +319,7 @@ def run_improved(out, quick=False, progress=True):
     """Write ``damping-improved-coefficients.json`` (the refitted coefficients beside those in use),
     ``damping-improved.csv`` and ``damping-improved.png``; return a summary.
 
-    About 15 s on a 2-core machine, compiling included (``quick``: about as long, mostly compiling).
+    About 15 s on a 2-core machine, compiling included (``quick``: about 15 s, mostly compiling).
     """
     out = Path(out)
     coefficients = improved_fit(quick, progress)
