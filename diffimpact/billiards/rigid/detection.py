@@ -13,6 +13,9 @@ data, not code):
   B; with n̂ its unit normal towards the side the ball is on now, the contact
   is s n̂·(r(t) − A) − R = 0, a quadratic; it counts only where the centre's
   foot on the line falls between A and B;
+* ball – tip: a cushion's tip is a circle (centre P, radius ρ ≥ 0) where
+  its nose turns (a jaw's lip or end); the centre reaches R + ρ from P:
+  |r(t) − P|² − (R + ρ)², a quartic, a ball pair's with a partner at rest;
 * ball – pocket: the centre enters the pocket's circle (centre P, radius
   ρ): |r(t) − P|² − ρ², a quartic;
 * each ball's change of motion state (``motion.transition_times``).
@@ -33,24 +36,28 @@ from diffimpact.billiards.rigid.motion import POCKETED, _turned, moves, trajecto
 from diffimpact.billiards.rigid.roots import first_crossing
 
 #: Event-kind codes of ``Event.kind``.
-BALL_BALL, BALL_CUSHION, BALL_POCKET, TRANSITION = 0, 1, 2, 3
+BALL_BALL, BALL_CUSHION, BALL_TIP, BALL_POCKET, TRANSITION = 0, 1, 2, 3, 4
 #: Each event-kind code's name.
-EVENT_NAMES = ("ball-ball", "ball-cushion", "ball-pocket", "transition")
+EVENT_NAMES = ("ball-ball", "ball-cushion", "ball-tip", "ball-pocket", "transition")
 
 
 class Table(eqx.Module):
-    """The table as arrays: straight cushion segments (nose lines) and round pockets (SI units).
+    """The table as arrays: straight cushion segments (nose lines), round tips and round pockets (SI units).
 
     ``cushions`` (K, 2, 2): segment k from ``cushions[k, 0]`` to ``cushions[k, 1]`` (m); ``pocket_centres``
-    (Q, 2) (m) and ``pocket_radii`` (Q,) (m), Q = 0 for a table without pockets (the default). Every field is
-    a differentiable leaf.
+    (Q, 2) (m) and ``pocket_radii`` (Q,) (m), Q = 0 for a table without pockets (the default); ``tips`` (M, 2)
+    (m) and ``tip_radii`` (M,) (m, ≥ 0; default 0, points), M = 0 by default: the circles that round a nose
+    where two segments meet at a convex corner or where a segment ends (a pocket's jaws), which a segment's
+    own contact (its foot between the end points) does not cover. Every field is a differentiable leaf.
     """
 
     cushions: jax.Array
     pocket_centres: jax.Array
     pocket_radii: jax.Array
+    tips: jax.Array
+    tip_radii: jax.Array
 
-    def __init__(self, cushions, pocket_centres=None, pocket_radii=None):
+    def __init__(self, cushions, pocket_centres=None, pocket_radii=None, tips=None, tip_radii=None):
         cushions = check_range("cushions", cushions)
         if np.ndim(cushions) != 3 or np.shape(cushions)[1:] != (2, 2):
             raise ValueError(f"cushions must have shape (K, 2, 2): K segments, two end points each; got "
@@ -68,27 +75,39 @@ class Table(eqx.Module):
                              f"{np.shape(radii)}")
         if np.shape(radii)[0] and is_concrete(radii):
             radii = check_positive("pocket_radii", radii)
+        tips = jnp.zeros((0, 2)) if tips is None else check_range("tips", tips)
+        if np.ndim(tips) != 2 or np.shape(tips)[1] != 2:
+            raise ValueError(f"tips must have shape (M, 2); got {np.shape(tips)}")
+        tip_radii = jnp.zeros(np.shape(tips)[0]) if tip_radii is None else tip_radii
+        if np.shape(tip_radii) != (np.shape(tips)[0],):
+            raise ValueError(f"tip_radii must have shape ({np.shape(tips)[0]},), one per tip; got "
+                             f"{np.shape(tip_radii)}")
+        if np.shape(tip_radii)[0] and is_concrete(tip_radii):
+            tip_radii = check_range("tip_radii", tip_radii, 0.0)
         self.cushions = jnp.asarray(cushions, float)
         self.pocket_centres = jnp.asarray(centres, float)
         self.pocket_radii = jnp.asarray(radii, float)
+        self.tips = jnp.asarray(tips, float)
+        self.tip_radii = jnp.asarray(tip_radii, float)
 
 
 class EventTimes(eqx.Module):
     """The time (s from now) of every candidate event, ∞ where there is none.
 
-    ``ball_ball`` (P,), the pairs i < j in the order of ``ball_pairs``; ``ball_cushion`` (n, K);
-    ``ball_pocket`` (n, Q); ``transition`` (n,).
+    ``ball_ball`` (P,), the pairs i < j in the order of ``ball_pairs``; ``ball_cushion`` (n, K); ``ball_tip``
+    (n, M); ``ball_pocket`` (n, Q); ``transition`` (n,).
     """
 
     ball_ball: jax.Array
     ball_cushion: jax.Array
+    ball_tip: jax.Array
     ball_pocket: jax.Array
     transition: jax.Array
 
 
 class Event(eqx.Module):
     """One event: its ``time`` (s), ``kind`` (``BALL_BALL`` …), ``ball`` and ``other`` (the second ball, the
-    cushion or the pocket; −1 for a change of state)."""
+    cushion, the tip or the pocket; −1 for a change of state)."""
 
     time: jax.Array
     kind: jax.Array
@@ -162,31 +181,33 @@ def event_times(balls, params, table):
     along = jnp.sum((centre - start) * direction, -1) / jnp.sum(direction**2, -1)
     ball_cushion = jnp.where(active[:, None] & (along >= 0) & (along <= 1), hit, jnp.inf)
 
-    pocket_offset = jnp.zeros((table.pocket_centres.shape[0], 3, 2)).at[:, 0].set(table.pocket_centres)
-    relative = coefficients[:, None] - pocket_offset  # (n, Q, 3, 2)
-    pocket_sizes = sizes[:, None] + _length(pocket_offset)
-    quartic, scale = _distance_quartic(relative, _length(relative) + pocket_sizes, table.pocket_radii)
-    ball_pocket = jnp.where(active[:, None], first_crossing(quartic, ball_horizon, scale), jnp.inf)
+    def reach_circles(centres, reach):
+        """The first time each centre (n) comes within ``reach`` (C,) of each of ``centres`` (C, 2), (n, C)."""
+        offset = jnp.zeros((centres.shape[0], 3, 2)).at[:, 0].set(centres)
+        relative = coefficients[:, None] - offset  # (n, C, 3, 2)
+        quartic, scale = _distance_quartic(relative, _length(relative) + sizes[:, None] + _length(offset), reach)
+        return jnp.where(active[:, None], first_crossing(quartic, ball_horizon, scale), jnp.inf)
 
-    return EventTimes(ball_ball, ball_cushion, ball_pocket, transition_times(balls, params))
+    ball_tip = reach_circles(table.tips, params.radius + table.tip_radii)
+    ball_pocket = reach_circles(table.pocket_centres, table.pocket_radii)
+    return EventTimes(ball_ball, ball_cushion, ball_tip, ball_pocket, transition_times(balls, params))
 
 
 def next_event(times):
     """The earliest event of ``times`` (an ``Event``; time ∞ when nothing will happen). Ties go to the first
-    in the order ball–ball, ball–cushion, ball–pocket, transition, and by index within each."""
-    count, cushions = times.ball_cushion.shape
-    pockets = times.ball_pocket.shape[1]
-    flat = jnp.concatenate([times.ball_ball, times.ball_cushion.ravel(), times.ball_pocket.ravel(),
-                            times.transition])
+    in the order ball–ball, ball–cushion, ball–tip, ball–pocket, transition, and by index within each."""
+    count = times.transition.shape[0]
+    flat = jnp.concatenate([times.ball_ball, times.ball_cushion.ravel(), times.ball_tip.ravel(),
+                            times.ball_pocket.ravel(), times.transition])
     index = jnp.argmin(flat)
     first, second = (jnp.asarray(a, dtype=jnp.int32) for a in ball_pairs(count))
-    starts = np.cumsum([0, first.shape[0], count * cushions, count * pockets])
+    widths = [times.ball_cushion.shape[1], times.ball_tip.shape[1], times.ball_pocket.shape[1]]
+    starts = np.cumsum([0, first.shape[0]] + [count * width for width in widths])
     kind = jnp.sum(index >= starts[1:]).astype(jnp.int32)
     local = index - jnp.asarray(starts)[kind]
     pair = jnp.clip(local, 0, max(first.shape[0] - 1, 0))
     pair_ball, pair_other = (first[pair], second[pair]) if first.shape[0] else (0, 0)
-    ball = jnp.select([kind == BALL_BALL, kind == BALL_CUSHION, kind == BALL_POCKET],
-                      [pair_ball, local // max(cushions, 1), local // max(pockets, 1)], local)
-    other = jnp.select([kind == BALL_BALL, kind == BALL_CUSHION, kind == BALL_POCKET],
-                       [pair_other, local % max(cushions, 1), local % max(pockets, 1)], -1)
+    per_ball = [kind == BALL_CUSHION, kind == BALL_TIP, kind == BALL_POCKET]
+    ball = jnp.select([kind == BALL_BALL, *per_ball], [pair_ball, *(local // max(w, 1) for w in widths)], local)
+    other = jnp.select([kind == BALL_BALL, *per_ball], [pair_other, *(local % max(w, 1) for w in widths)], -1)
     return Event(flat[index], kind, ball.astype(jnp.int32), other.astype(jnp.int32))

@@ -38,6 +38,7 @@ from diffimpact.billiards.rigid.detection import (
     BALL_BALL,
     BALL_CUSHION,
     BALL_POCKET,
+    BALL_TIP,
     EVENT_NAMES,
     TRANSITION,
     ball_pairs,
@@ -87,8 +88,8 @@ class Shot(eqx.Module):
     """A simulated shot: its events and every ball's state after each.
 
     Row 0 is the start (``kind`` ``START``, time 0); row k ≥ 1 the k-th event: ``time`` (s), ``kind``
-    (``detection.BALL_BALL`` …), ``ball`` and ``other`` (the second ball, the cushion or the pocket; −1 for a
-    change of state) and ``states`` (a ``Balls`` with a leading axis of rows) just after it. Rows after the
+    (``detection.BALL_BALL`` …), ``ball`` and ``other`` (the second ball, the cushion, the tip or the pocket; −1
+    for a change of state) and ``states`` (a ``Balls`` with a leading axis of rows) just after it. Rows after the
     last event have kind ``UNUSED`` and time ∞. ``events``: how many events; ``status``: ``FINISHED`` or
     ``EVENTS_EXHAUSTED``.
     """
@@ -126,6 +127,11 @@ def _resolve(balls, event, params, table, engine):
         after = balls.put(ball, engine.ball_cushion(balls.take(ball), side * normal, params))
         return settle(after, params, me, rest_speed=engine.rest_speed)
 
+    def ball_tip(balls):
+        offset = balls.position[ball] - table.tips[other]
+        after = balls.put(ball, engine.ball_cushion(balls.take(ball), offset / jnp.linalg.norm(offset), params))
+        return settle(after, params, me, rest_speed=engine.rest_speed)
+
     def ball_pocket(balls):
         new, captured = engine.ball_pocket(balls.take(ball), table.pocket_centres[other],
                                            table.pocket_radii[other], params)
@@ -137,11 +143,13 @@ def _resolve(balls, event, params, table, engine):
     def transition(balls):
         return end_state(balls, params, me, rest_speed=engine.rest_speed)
 
-    branches = [None] * 4
-    branches[BALL_BALL], branches[BALL_CUSHION] = ball_ball, ball_cushion
+    branches = [None] * 5
+    branches[BALL_BALL], branches[BALL_CUSHION], branches[BALL_TIP] = ball_ball, ball_cushion, ball_tip
     branches[BALL_POCKET], branches[TRANSITION] = ball_pocket, transition
     if table.pocket_centres.shape[0] == 0:
         branches[BALL_POCKET] = lambda balls: balls
+    if table.tips.shape[0] == 0:
+        branches[BALL_TIP] = lambda balls: balls
     if count < 2:
         branches[BALL_BALL] = lambda balls: balls
     return jax.lax.switch(event.kind, branches, balls)
@@ -150,8 +158,9 @@ def _resolve(balls, event, params, table, engine):
 @eqx.filter_jit
 def _simulate(balls, params, table, engine):
     rows = engine.max_events + 1
+    rowed = jax.tree.map(lambda x: jnp.broadcast_to(x, (rows, *x.shape)), balls)
     record = (jnp.full(rows, jnp.inf).at[0].set(0.0), jnp.full(rows, UNUSED).at[0].set(START),
-              jnp.full(rows, -1), jnp.full(rows, -1), jax.tree.map(lambda x: jnp.stack([x] * rows), balls))
+              jnp.full(rows, -1), jnp.full(rows, -1), rowed)
 
     def step(carry):
         balls, now, count, _, (times, kinds, first, second, states) = carry

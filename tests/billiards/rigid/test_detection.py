@@ -158,3 +158,7 @@ def test_a_table_refuses_bad_arrays():
         Table(CUSHIONS, pocket_centres=[[0.0, 0.0]])
     with pytest.raises(ValueError, match="pocket_radii"):
         Table(CUSHIONS, [[0.0, 0.0]], [-0.05])
+    with pytest.raises(ValueError, match=r"tips must have shape \(M, 2\)"):
+        Table(CUSHIONS, tips=[0.0, 0.0])
+    with pytest.raises(ValueError, match="tip_radii"):
+        Table(CUSHIONS, tips=[[0.0, 0.0]], tip_radii=[-0.01])
