@@ -21,7 +21,9 @@ from diffimpact.billiards.rigid.detection import (
     Event,
     EventTimes,
     Table,
+    ball_gaps,
     ball_pairs,
+    cushion_gaps,
     event_times,
     next_event,
 )
@@ -65,7 +67,7 @@ __all__ = [
     "EVENTS_EXHAUSTED", "FINISHED", "START", "UNUSED", "Engine", "EventBudgetExceeded", "Shot", "simulate",
     "states_at",
     "BALL_BALL", "BALL_CUSHION", "BALL_POCKET", "BALL_TIP", "EVENT_NAMES", "TRANSITION", "Event", "EventTimes", "Table",
-    "ball_pairs", "event_times", "next_event",
+    "ball_gaps", "ball_pairs", "cushion_gaps", "event_times", "next_event",
     "MOTION_NAMES", "POCKETED", "ROLLING", "SLIDING", "SPINNING", "STATIONARY", "Ball", "Balls", "Parameters",
     "acceleration", "ball_states", "end_state", "evolve", "first_crossing", "kinetic_energy", "moves",
     "quadratic_roots", "rolling_spin", "settle", "slip", "trajectory_coefficients", "transition_times",

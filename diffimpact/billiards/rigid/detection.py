@@ -211,3 +211,26 @@ def next_event(times):
     ball = jnp.select([kind == BALL_BALL, *per_ball], [pair_ball, *(local // max(w, 1) for w in widths)], local)
     other = jnp.select([kind == BALL_BALL, *per_ball], [pair_other, *(local % max(w, 1) for w in widths)], -1)
     return Event(flat[index], kind, ball.astype(jnp.int32), other.astype(jnp.int32))
+
+
+def ball_gaps(balls, params):
+    """|r_i − r_j| − 2R of every pair i < j (in the order of ``ball_pairs``), ∞ where either ball is pocketed:
+    (..., P) (m), negative where two balls overlap. ``balls`` may carry leading axes (``Shot.states``, the
+    result of ``engine.states_at``)."""
+    first, second = ball_pairs(balls.motion.shape[-1])
+    distance = _length(balls.position[..., first, :] - balls.position[..., second, :])
+    playing = (balls.motion[..., first] != POCKETED) & (balls.motion[..., second] != POCKETED)
+    return jnp.where(playing, distance - 2 * params.radius, jnp.inf)
+
+
+def cushion_gaps(balls, params, table):
+    """Each ball's distance from each cushion segment (to its nearest point, ends included) less R, and from each
+    tip less R + ρ: (..., n, K + M) (m), ∞ for a pocketed ball, negative where a ball overlaps the rubber.
+    ``balls`` may carry leading axes."""
+    start, direction = table.cushions[:, 0], table.cushions[:, 1] - table.cushions[:, 0]
+    offset = balls.position[..., None, :] - start  # (..., n, K, 2)
+    along = jnp.clip(jnp.sum(offset * direction, -1) / jnp.sum(direction**2, -1), 0.0, 1.0)
+    segments = _length(offset - along[..., None] * direction) - params.radius
+    tips = _length(balls.position[..., None, :] - table.tips) - params.radius - table.tip_radii
+    gaps = jnp.concatenate([segments, tips], axis=-1)
+    return jnp.where((balls.motion != POCKETED)[..., None], gaps, jnp.inf)
