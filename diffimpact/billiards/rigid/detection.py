@@ -3,8 +3,9 @@ r"""Every possible next event as arrays, and the earliest of them ([Leckie 2005]
 Until its next change of state each ball's centre moves on r(t) = c₀ + c₁ t
 + c₂ t² (``motion.trajectory_coefficients``), so each candidate event is the
 first crossing of zero of a polynomial (``roots.first_crossing``), computed
-for every candidate at once, MJX-style (the balls, cushions and pockets are
-data, not code):
+for every candidate at once, or for every candidate of a few balls (their
+rows: what an event changes), MJX-style (the balls, cushions, tips and
+pockets are data, not code):
 
 * ball i – ball j, i < j: |Δr(t)|² − (2R)², a quartic in t (Δc_k = c_k,i −
   c_k,j: coefficients |Δc₀|² − 4R², 2 Δc₀·Δc₁, |Δc₁|² + 2 Δc₀·Δc₂,
@@ -94,8 +95,9 @@ class Table(eqx.Module):
 class EventTimes(eqx.Module):
     """The time (s from now) of every candidate event, ∞ where there is none.
 
-    ``ball_ball`` (P,), the pairs i < j in the order of ``ball_pairs``; ``ball_cushion`` (n, K); ``ball_tip``
-    (n, M); ``ball_pocket`` (n, Q); ``transition`` (n,).
+    ``ball_ball`` (n, n), ball i with ball j (symmetric, ∞ on the diagonal); ``ball_cushion`` (n, K);
+    ``ball_tip`` (n, M); ``ball_pocket`` (n, Q); ``transition`` (n,). The rows of k balls (``event_times``'
+    ``which``) have k in place of the first n.
     """
 
     ball_ball: jax.Array
@@ -145,62 +147,73 @@ def cushion_normals(table):
     return _turned(direction) / _length(direction)[:, None]
 
 
-def event_times(balls, params, table):
-    """Every candidate event's time from now (``EventTimes``); see the module docstring."""
+def event_times(balls, params, table, which=None):
+    """Every candidate event's time from now (``EventTimes``; see the module docstring), or with ``which`` (k,
+    ball indices) only the rows of those balls: their pairs with every ball (k, n), cushions, tips, pockets and
+    changes of state. All the polynomials go to one ``roots.first_crossing``."""
+    count = balls.motion.shape[0]
+    which = jnp.arange(count) if which is None else jnp.asarray(which)
     coefficients = trajectory_coefficients(balls, params)  # (n, 3, 2)
     moving = moves(balls)
     playing = balls.motion != POCKETED
-    horizon = jnp.where(moving, transition_times(balls, params), jnp.inf)
+    transition = transition_times(balls, params)
+    horizon = jnp.where(moving, transition, jnp.inf)
     sizes = _length(coefficients)  # (n, 3)
+    mine, my_sizes, my_horizon = coefficients[which], sizes[which], horizon[which]  # (k, ...)
+    active = moving[which] & playing[which]
 
-    first, second = ball_pairs(balls.motion.shape[0])
-    relative = coefficients[first] - coefficients[second]
-    quartic, scale = _distance_quartic(relative, _length(relative) + sizes[first] + sizes[second],
-                                       2 * params.radius)
-    pair_horizon = jnp.minimum(horizon[first], horizon[second])
-    pair_active = playing[first] & playing[second] & (moving[first] | moving[second])
-    pair_times = first_crossing(quartic, jnp.where(pair_active, pair_horizon, 0.0), scale)
-    ball_ball = jnp.where(pair_active, pair_times, jnp.inf)
+    relative = mine[:, None] - coefficients  # (k, n, 3, 2)
+    pair, pair_scale = _distance_quartic(relative, _length(relative) + my_sizes[:, None] + sizes,
+                                         2 * params.radius)
+    pair_active = (playing[which][:, None] & playing & (moving[which][:, None] | moving)
+                   & (which[:, None] != jnp.arange(count)))
 
-    active = moving & playing
-    ball_horizon = jnp.where(active, horizon, 0.0)[:, None]
     start = table.cushions[:, 0]  # (K, 2)
     normal = cushion_normals(table)
-    offset = coefficients[:, None, 0] - start  # (n, K, 2)
+    offset = mine[:, None, 0] - start  # (k, K, 2)
     side = jnp.where(jnp.sum(offset * normal, -1) >= 0, 1.0, -1.0)[..., None] * normal  # towards the ball
-    quadratic = jnp.stack([jnp.sum(side * offset, -1) - params.radius,
-                           jnp.sum(side * coefficients[:, None, 1], -1),
-                           jnp.sum(side * coefficients[:, None, 2], -1)], axis=-1)
-    quadratic_scale = jnp.stack([sizes[:, None, 0] + _length(start) + params.radius,
-                                 jnp.broadcast_to(sizes[:, None, 1], offset.shape[:2]),
-                                 jnp.broadcast_to(sizes[:, None, 2], offset.shape[:2])], axis=-1)
-    hit = first_crossing(quadratic, ball_horizon, quadratic_scale)
-    at = jnp.where(jnp.isfinite(hit), hit, 0.0)[..., None]
-    centre = coefficients[:, None, 0] + (coefficients[:, None, 1] + coefficients[:, None, 2] * at) * at
-    direction = table.cushions[:, 1] - table.cushions[:, 0]
-    along = jnp.sum((centre - start) * direction, -1) / jnp.sum(direction**2, -1)
-    ball_cushion = jnp.where(active[:, None] & (along >= 0) & (along <= 1), hit, jnp.inf)
+    zeros = jnp.zeros(offset.shape[:2])
+    line = jnp.stack([jnp.sum(side * offset, -1) - params.radius, jnp.sum(side * mine[:, None, 1], -1),
+                      jnp.sum(side * mine[:, None, 2], -1), zeros, zeros], axis=-1)
+    line_scale = jnp.stack([my_sizes[:, None, 0] + _length(start) + params.radius,
+                            jnp.broadcast_to(my_sizes[:, None, 1], zeros.shape),
+                            jnp.broadcast_to(my_sizes[:, None, 2], zeros.shape), zeros, zeros], axis=-1)
 
     def reach_circles(centres, reach):
-        """The first time each centre (n) comes within ``reach`` (C,) of each of ``centres`` (C, 2), (n, C)."""
-        offset = jnp.zeros((centres.shape[0], 3, 2)).at[:, 0].set(centres)
-        relative = coefficients[:, None] - offset  # (n, C, 3, 2)
-        quartic, scale = _distance_quartic(relative, _length(relative) + sizes[:, None] + _length(offset), reach)
-        return jnp.where(active[:, None], first_crossing(quartic, ball_horizon, scale), jnp.inf)
+        """|r(t) − P|² − reach² for each of ``centres`` (C, 2) and its scale, (k, C, 5)."""
+        fixed = jnp.zeros((centres.shape[0], 3, 2)).at[:, 0].set(centres)
+        relative = mine[:, None] - fixed  # (k, C, 3, 2)
+        return _distance_quartic(relative, _length(relative) + my_sizes[:, None] + _length(fixed), reach)
 
-    ball_tip = reach_circles(table.tips, params.radius + table.tip_radii)
-    ball_pocket = reach_circles(table.pocket_centres, table.pocket_radii)
-    return EventTimes(ball_ball, ball_cushion, ball_tip, ball_pocket, transition_times(balls, params))
+    tip, tip_scale = reach_circles(table.tips, params.radius + table.tip_radii)
+    pocket, pocket_scale = reach_circles(table.pocket_centres, table.pocket_radii)
+    widths = np.cumsum([count, table.cushions.shape[0], table.tips.shape[0]])
+    horizons = jnp.concatenate([jnp.where(pair_active, jnp.minimum(my_horizon[:, None], horizon), 0.0),
+                                jnp.broadcast_to(jnp.where(active, my_horizon, 0.0)[:, None],
+                                                 (which.shape[0], line.shape[1] + tip.shape[1] + pocket.shape[1]))],
+                               axis=1)
+    found = first_crossing(jnp.concatenate([pair, line, tip, pocket], 1), horizons,
+                           jnp.concatenate([pair_scale, line_scale, tip_scale, pocket_scale], 1))
+    pairs, hit, tips, pockets = jnp.split(found, widths, axis=1)
+
+    at = jnp.where(jnp.isfinite(hit), hit, 0.0)[..., None]
+    centre = mine[:, None, 0] + (mine[:, None, 1] + mine[:, None, 2] * at) * at
+    direction = table.cushions[:, 1] - start
+    along = jnp.sum((centre - start) * direction, -1) / jnp.sum(direction**2, -1)
+    within = active[:, None] & (along >= 0) & (along <= 1)
+    return EventTimes(jnp.where(pair_active, pairs, jnp.inf), jnp.where(within, hit, jnp.inf),
+                      jnp.where(active[:, None], tips, jnp.inf), jnp.where(active[:, None], pockets, jnp.inf),
+                      transition[which])
 
 
 def next_event(times):
     """The earliest event of ``times`` (an ``Event``; time ∞ when nothing will happen). Ties go to the first
     in the order ball–ball, ball–cushion, ball–tip, ball–pocket, transition, and by index within each."""
     count = times.transition.shape[0]
-    flat = jnp.concatenate([times.ball_ball, times.ball_cushion.ravel(), times.ball_tip.ravel(),
+    first, second = (jnp.asarray(a, dtype=jnp.int32) for a in ball_pairs(count))
+    flat = jnp.concatenate([times.ball_ball[first, second], times.ball_cushion.ravel(), times.ball_tip.ravel(),
                             times.ball_pocket.ravel(), times.transition])
     index = jnp.argmin(flat)
-    first, second = (jnp.asarray(a, dtype=jnp.int32) for a in ball_pairs(count))
     widths = [times.ball_cushion.shape[1], times.ball_tip.shape[1], times.ball_pocket.shape[1]]
     starts = np.cumsum([0, first.shape[0]] + [count * width for width in widths])
     kind = jnp.sum(index >= starts[1:]).astype(jnp.int32)

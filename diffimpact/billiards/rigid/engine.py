@@ -2,13 +2,22 @@ r"""The event loop of the rigid engine: from one event to the next until every b
 
 Each pass of a ``lax.while_loop``, the event-based algorithm of [Leckie 2005]:
 
-1. every candidate event's time (``detection.event_times``) and the earliest;
+1. the earliest of every candidate event's time (``detection.next_event``),
+   kept from pass to pass as absolute times;
 2. every ball carried to it in closed form (``motion.evolve``);
 3. the event resolved by the model of its kind (``Engine.ball_ball``,
-   ``Engine.ball_cushion``, ``Engine.ball_pocket``; a change of motion state
-   by ``motion.end_state``), and the balls it touched put in the motion
-   state their new kinematics give (``motion.settle``);
-4. the event and every ball's state after it recorded.
+   ``Engine.ball_cushion`` for segments and tips, ``Engine.ball_pocket``; a
+   change of motion state by ``motion.end_state``), and the balls it touched
+   put in the motion state their new kinematics give (``motion.settle``);
+4. the times of the candidates of the one or two balls it touched
+   recomputed (``detection.event_times`` of their rows): every other ball
+   keeps its polynomial, so its candidates keep their times (as event-driven
+   simulators of many particles keep theirs; pooltool keeps its balls'
+   transition times so);
+5. the event and every ball's state after it recorded.
+
+The first ⌈n/2⌉ passes fill in the candidates' times two balls at a time
+(one compiled computation of rows serves both).
 
 The loop has a fixed budget of events (``Engine.max_events``, a shape of the
 program): a shot that needs more ends with ``Shot.status`` =
@@ -41,6 +50,7 @@ from diffimpact.billiards.rigid.detection import (
     BALL_TIP,
     EVENT_NAMES,
     TRANSITION,
+    EventTimes,
     ball_pairs,
     cushion_normals,
     event_times,
@@ -155,31 +165,49 @@ def _resolve(balls, event, params, table, engine):
     return jax.lax.switch(event.kind, branches, balls)
 
 
+def _update(times, which, rows):
+    """``times`` with the rows of the balls ``which`` replaced by ``rows`` (their pairs in row and column)."""
+    pairs = times.ball_ball.at[which].set(rows.ball_ball)
+    return EventTimes(pairs.at[:, which].set(rows.ball_ball.T), times.ball_cushion.at[which].set(rows.ball_cushion),
+                      times.ball_tip.at[which].set(rows.ball_tip), times.ball_pocket.at[which].set(rows.ball_pocket),
+                      times.transition.at[which].set(rows.transition))
+
+
 @eqx.filter_jit
 def _simulate(balls, params, table, engine):
     rows = engine.max_events + 1
     rowed = jax.tree.map(lambda x: jnp.broadcast_to(x, (rows, *x.shape)), balls)
     record = (jnp.full(rows, jnp.inf).at[0].set(0.0), jnp.full(rows, UNUSED).at[0].set(START),
               jnp.full(rows, -1), jnp.full(rows, -1), rowed)
+    size = balls.motion.shape[0]
+    setup = -(-size // 2)  # the first passes fill in the candidates' times, two balls' rows at a time
+    never = EventTimes(jnp.full((size, size), jnp.inf), *(jnp.full((size, width), jnp.inf) for width in (
+        table.cushions.shape[0], table.tips.shape[0], table.pocket_centres.shape[0])), jnp.full(size, jnp.inf))
 
     def step(carry):
-        balls, now, count, _, (times, kinds, first, second, states) = carry
-        event = next_event(event_times(balls, params, table))
-        pending = jnp.isfinite(event.time)
-        go = pending & (count < engine.max_events)
-        resolved = _resolve(evolve(balls, params, jnp.where(go, event.time, 0.0)), event, params, table, engine)
+        balls, now, count, passes, _, pending_times, (times, kinds, first, second, states) = carry
+        event = next_event(pending_times)
+        started = passes >= setup
+        pending = jnp.isfinite(event.time) | ~started
+        go = started & pending & (count < engine.max_events)
+        later = jnp.where(go, event.time, now)
+        resolved = _resolve(evolve(balls, params, later - now), event, params, table, engine)
         balls = jax.tree.map(lambda new, old: jnp.where(go, new, old), resolved, balls)
-        now = now + jnp.where(go, event.time, 0.0)
+        filling = jnp.minimum(2 * passes + jnp.arange(2), size - 1)
+        touched = jnp.where(started, jnp.stack([event.ball, jnp.where(event.kind == BALL_BALL, event.other,
+                                                                      event.ball)]), filling)
+        fresh = jax.tree.map(lambda t: t + later, event_times(balls, params, table, touched))
+        pending_times = _update(pending_times, touched, fresh)
         row = jnp.where(go, count + 1, 0)
         keep = lambda array, value: array.at[row].set(jnp.where(go, value, array[row]))  # noqa: E731
-        record = (keep(times, now), keep(kinds, event.kind), keep(first, event.ball), keep(second, event.other),
+        record = (keep(times, later), keep(kinds, event.kind), keep(first, event.ball), keep(second, event.other),
                   jax.tree.map(keep, states, balls))
-        status = jnp.where(go, _RUNNING, jnp.where(pending, EVENTS_EXHAUSTED, FINISHED))
-        return balls, now, count + go, status, record
+        status = jnp.where(go | ~started, _RUNNING, jnp.where(pending, EVENTS_EXHAUSTED, FINISHED))
+        return balls, later, count + go, passes + 1, status, pending_times, record
 
-    carry = (balls, jnp.asarray(0.0), jnp.asarray(0), jnp.asarray(_RUNNING), record)
-    _, _, count, status, (times, kinds, first, second, states) = jax.lax.while_loop(
-        lambda carry: carry[3] == _RUNNING, step, carry)
+    carry = (balls, jnp.asarray(0.0), jnp.asarray(0), jnp.asarray(0), jnp.asarray(_RUNNING), never, record)
+    _, _, count, _, status, _, (times, kinds, first, second, states) = jax.lax.while_loop(
+        lambda carry: carry[4] == _RUNNING, step, carry)
     return Shot(times, kinds, first, second, states, count, status)
 
 
