@@ -77,9 +77,9 @@ class Engine(eqx.Module):
     ``rest_speed`` (m/s): below it a slip, a velocity or a spin's surface speed counts as zero (``settle``).
     """
 
-    ball_ball: BallBallModel = Frictionless()
-    ball_cushion: BallCushionModel = StickingFriction()
-    ball_pocket: BallPocketModel = Capture()
+    ball_ball: BallBallModel = eqx.field(default_factory=Frictionless)  # built per Engine: none at import
+    ball_cushion: BallCushionModel = eqx.field(default_factory=StickingFriction)
+    ball_pocket: BallPocketModel = eqx.field(default_factory=Capture)
     max_events: int = eqx.field(static=True, default=200)
     rest_speed: float = 1e-12
 

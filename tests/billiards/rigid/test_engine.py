@@ -1,6 +1,12 @@
 """Whole shots: a head-on collision against momentum and Newton's law, a bank off a cushion at the model's angle,
 mirror symmetry, the event budget, and forward derivatives against central differences."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -213,3 +219,19 @@ def test_forward_derivatives_of_the_final_positions_match_central_differences():
             np.testing.assert_array_equal(a, c)
         difference = (np.asarray(plus) - np.asarray(minus)) / (2 * step[k])
         np.testing.assert_allclose(jacobian[:, k], difference, rtol=1e-6, atol=1e-6 * np.abs(difference).max())
+
+
+def test_importing_the_engine_starts_no_computation():
+    """Importing the engine and the pool table builds no array (an ``Engine``'s default models are built with
+    it), so a ``diffimpact.configure()`` after the imports still comes before JAX's CPU backend starts (where it
+    would warn, on x86)."""
+    code = ("import json, warnings, diffimpact, diffimpact.billiards.rigid.pool\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    diffimpact.configure()\n"
+            "print(json.dumps([str(w.message) for w in caught]))")
+    environment = {name: value for name, value in os.environ.items() if name not in ("JAX_ENABLE_X64", "XLA_FLAGS")}
+    result = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True,
+                            timeout=120, cwd=Path(__file__).parents[3])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
