@@ -56,7 +56,7 @@ from diffimpact.billiards.rigid.detection import (
     event_times,
     next_event,
 )
-from diffimpact.billiards.rigid.motion import POCKETED, Balls, end_state, evolve, settle
+from diffimpact.billiards.rigid.motion import POCKETED, Balls, _ended, evolve, settle
 
 #: ``Shot.status``: every ball at rest or pocketed; the event budget spent with events still to come.
 FINISHED, EVENTS_EXHAUSTED = 0, 1
@@ -121,37 +121,34 @@ class Shot(eqx.Module):
 
 
 def _resolve(balls, event, params, table, engine):
-    """The balls after ``event`` (their states at its time), by the model of its kind."""
+    """The balls after ``event`` (their states at its time), by the model of its kind, and the balls it touched
+    put in the motion state their kinematics give."""
     count = balls.motion.shape[0]
     ball, other = event.ball, event.other
     me = jnp.arange(count) == ball
 
     def ball_ball(balls):
         first, second = engine.ball_ball(balls.take(ball), balls.take(other), params)
-        after = balls.put(ball, first).put(other, second)
-        return settle(after, params, me | (jnp.arange(count) == other), rest_speed=engine.rest_speed)
+        return balls.put(ball, first).put(other, second)
 
     def ball_cushion(balls):
         normal = cushion_normals(table)[other]
         side = jnp.where(jnp.dot(balls.position[ball] - table.cushions[other, 0], normal) >= 0, 1.0, -1.0)
-        after = balls.put(ball, engine.ball_cushion(balls.take(ball), side * normal, params))
-        return settle(after, params, me, rest_speed=engine.rest_speed)
+        return balls.put(ball, engine.ball_cushion(balls.take(ball), side * normal, params))
 
     def ball_tip(balls):
         offset = balls.position[ball] - table.tips[other]
-        after = balls.put(ball, engine.ball_cushion(balls.take(ball), offset / jnp.linalg.norm(offset), params))
-        return settle(after, params, me, rest_speed=engine.rest_speed)
+        return balls.put(ball, engine.ball_cushion(balls.take(ball), offset / jnp.linalg.norm(offset), params))
 
     def ball_pocket(balls):
         new, captured = engine.ball_pocket(balls.take(ball), table.pocket_centres[other],
                                            table.pocket_radii[other], params)
         after = balls.put(ball, new)
-        after = Balls(after.position, after.velocity, after.angular_velocity,
-                      jnp.where(me & captured, POCKETED, after.motion))
-        return settle(after, params, me, rest_speed=engine.rest_speed)
+        return Balls(after.position, after.velocity, after.angular_velocity,
+                     jnp.where(me & captured, POCKETED, after.motion))
 
     def transition(balls):
-        return end_state(balls, params, me, rest_speed=engine.rest_speed)
+        return _ended(balls, params, me)
 
     branches = [None] * 5
     branches[BALL_BALL], branches[BALL_CUSHION], branches[BALL_TIP] = ball_ball, ball_cushion, ball_tip
@@ -162,7 +159,8 @@ def _resolve(balls, event, params, table, engine):
         branches[BALL_TIP] = lambda balls: balls
     if count < 2:
         branches[BALL_BALL] = lambda balls: balls
-    return jax.lax.switch(event.kind, branches, balls)
+    touched = me | ((jnp.arange(count) == other) & (event.kind == BALL_BALL))
+    return settle(jax.lax.switch(event.kind, branches, balls), params, touched, rest_speed=engine.rest_speed)
 
 
 def _update(times, which, rows):

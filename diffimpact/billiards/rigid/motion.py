@@ -284,6 +284,11 @@ def end_state(balls, params, which, *, rest_speed=1e-12):
     """The balls ``which`` taken through their change of state at its time: a sliding ball to rolling (ω_xy
     from u = 0), a rolling ball to a spin in place or rest (v = 0), a spinning ball to rest (ω_z = 0); then
     ``settle``. Removes the rounding left by ``evolve`` at τ of (M3), (M4), (M6)."""
+    return settle(_ended(balls, params, which), params, which, rest_speed=rest_speed)
+
+
+def _ended(balls, params, which):
+    """The kinematics of ``end_state`` before ``settle``."""
     motion = balls.motion[:, None]
     pick = which[:, None]
     rolling = _turned(balls.velocity) / params.radius
@@ -291,9 +296,7 @@ def end_state(balls, params, which, *, rest_speed=1e-12):
     horizontal = jnp.where(pick & (motion == ROLLING), 0.0, horizontal)
     velocity = jnp.where(pick & (motion == ROLLING), 0.0, balls.velocity)
     vertical = jnp.where(which & (balls.motion == SPINNING), 0.0, balls.angular_velocity[:, 2])
-    snapped = Balls(balls.position, velocity, jnp.concatenate([horizontal, vertical[:, None]], axis=-1),
-                    balls.motion)
-    return settle(snapped, params, which, rest_speed=rest_speed)
+    return Balls(balls.position, velocity, jnp.concatenate([horizontal, vertical[:, None]], axis=-1), balls.motion)
 
 
 def kinetic_energy(balls, params):
