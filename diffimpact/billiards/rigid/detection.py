@@ -150,7 +150,8 @@ def cushion_normals(table):
 def event_times(balls, params, table, which=None):
     """Every candidate event's time from now (``EventTimes``; see the module docstring), or with ``which`` (k,
     ball indices) only the rows of those balls: their pairs with every ball (k, n), cushions, tips, pockets and
-    changes of state. All the polynomials go to one ``roots.first_crossing``."""
+    changes of state. The balls, tips and pockets are partners of one quartic (the tips' and pockets' centres at
+    rest), and all the polynomials go to one ``roots.first_crossing``."""
     count = balls.motion.shape[0]
     which = jnp.arange(count) if which is None else jnp.asarray(which)
     coefficients = trajectory_coefficients(balls, params)  # (n, 3, 2)
@@ -158,15 +159,23 @@ def event_times(balls, params, table, which=None):
     playing = balls.motion != POCKETED
     transition = transition_times(balls, params)
     horizon = jnp.where(moving, transition, jnp.inf)
-    sizes = _length(coefficients)  # (n, 3)
-    mine, my_sizes, my_horizon = coefficients[which], sizes[which], horizon[which]  # (k, ...)
+    mine = coefficients[which]  # (k, 3, 2)
+    my_sizes, my_horizon = _length(mine), horizon[which]
     active = moving[which] & playing[which]
 
-    relative = mine[:, None] - coefficients  # (k, n, 3, 2)
-    pair, pair_scale = _distance_quartic(relative, _length(relative) + my_sizes[:, None] + sizes,
-                                         2 * params.radius)
+    fixed = jnp.concatenate([table.tips, table.pocket_centres])
+    partners = jnp.concatenate([coefficients, jnp.zeros((fixed.shape[0], 3, 2)).at[:, 0].set(fixed)])
+    reach = jnp.concatenate([jnp.full(count, 2 * params.radius), params.radius + table.tip_radii,
+                             table.pocket_radii])
+    relative = mine[:, None] - partners  # (k, n + M + Q, 3, 2)
+    circle, circle_scale = _distance_quartic(relative, _length(relative) + my_sizes[:, None] + _length(partners),
+                                             reach)
     pair_active = (playing[which][:, None] & playing & (moving[which][:, None] | moving)
                    & (which[:, None] != jnp.arange(count)))
+    circle_active = jnp.concatenate([pair_active, jnp.broadcast_to(active[:, None], (which.shape[0],
+                                                                                        fixed.shape[0]))], 1)
+    circle_horizon = jnp.minimum(my_horizon[:, None], jnp.concatenate([horizon, jnp.full(fixed.shape[0],
+                                                                                         jnp.inf)]))
 
     start = table.cushions[:, 0]  # (K, 2)
     normal = cushion_normals(table)
@@ -179,30 +188,19 @@ def event_times(balls, params, table, which=None):
                             jnp.broadcast_to(my_sizes[:, None, 1], zeros.shape),
                             jnp.broadcast_to(my_sizes[:, None, 2], zeros.shape), zeros, zeros], axis=-1)
 
-    def reach_circles(centres, reach):
-        """|r(t) − P|² − reach² for each of ``centres`` (C, 2) and its scale, (k, C, 5)."""
-        fixed = jnp.zeros((centres.shape[0], 3, 2)).at[:, 0].set(centres)
-        relative = mine[:, None] - fixed  # (k, C, 3, 2)
-        return _distance_quartic(relative, _length(relative) + my_sizes[:, None] + _length(fixed), reach)
-
-    tip, tip_scale = reach_circles(table.tips, params.radius + table.tip_radii)
-    pocket, pocket_scale = reach_circles(table.pocket_centres, table.pocket_radii)
-    widths = np.cumsum([count, table.cushions.shape[0], table.tips.shape[0]])
-    horizons = jnp.concatenate([jnp.where(pair_active, jnp.minimum(my_horizon[:, None], horizon), 0.0),
-                                jnp.broadcast_to(jnp.where(active, my_horizon, 0.0)[:, None],
-                                                 (which.shape[0], line.shape[1] + tip.shape[1] + pocket.shape[1]))],
-                               axis=1)
-    found = first_crossing(jnp.concatenate([pair, line, tip, pocket], 1), horizons,
-                           jnp.concatenate([pair_scale, line_scale, tip_scale, pocket_scale], 1))
-    pairs, hit, tips, pockets = jnp.split(found, widths, axis=1)
+    live = jnp.concatenate([circle_active, jnp.broadcast_to(active[:, None], zeros.shape)], 1)
+    horizons = jnp.concatenate([circle_horizon, jnp.broadcast_to(my_horizon[:, None], zeros.shape)], 1)
+    found = first_crossing(jnp.concatenate([circle, line], 1), jnp.where(live, horizons, 0.0),
+                           jnp.concatenate([circle_scale, line_scale], 1))
+    found = jnp.where(live, found, jnp.inf)
+    pairs, tips, pockets, hit = jnp.split(found, np.cumsum([count, table.tips.shape[0],
+                                                            table.pocket_centres.shape[0]]), axis=1)
 
     at = jnp.where(jnp.isfinite(hit), hit, 0.0)[..., None]
     centre = mine[:, None, 0] + (mine[:, None, 1] + mine[:, None, 2] * at) * at
     direction = table.cushions[:, 1] - start
     along = jnp.sum((centre - start) * direction, -1) / jnp.sum(direction**2, -1)
-    within = active[:, None] & (along >= 0) & (along <= 1)
-    return EventTimes(jnp.where(pair_active, pairs, jnp.inf), jnp.where(within, hit, jnp.inf),
-                      jnp.where(active[:, None], tips, jnp.inf), jnp.where(active[:, None], pockets, jnp.inf),
+    return EventTimes(pairs, jnp.where((along >= 0) & (along <= 1), hit, jnp.inf), tips, pockets,
                       transition[which])
 
 

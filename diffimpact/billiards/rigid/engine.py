@@ -74,7 +74,14 @@ class Engine(eqx.Module):
 
     ``ball_ball``, ``ball_cushion``, ``ball_pocket``: the models (objects with a call; see each interface);
     ``max_events``: the most events one shot may take (static: the size of the recorded arrays);
-    ``rest_speed`` (m/s): below it a slip, a velocity or a spin's surface speed counts as zero (``settle``).
+    ``rest_speed`` (m/s): below it a slip, a velocity or a spin's surface speed counts as zero (``settle``);
+    ``parting_speed`` (m/s, ≥ 0): the least normal speed at which a collision parts two balls, or a ball and a
+    cushion. A rigid event-driven model has no law for a sustained contact: two balls pressed together at no
+    normal speed (a slower ball decelerating ahead of a faster one), or the train of ever closer collisions that
+    leads there with restitution below 1 (the inelastic collapse of event-driven granular simulation, McNamara
+    and Young 1994), would overlap, or take events without end. Parted at this speed, the pair meets again after
+    a time of order 2 × ``parting_speed`` over its relative deceleration, a train of collisions in place of the
+    contact, and a collision at a normal speed above ``parting_speed`` / e is left as its model resolves it.
     """
 
     ball_ball: BallBallModel = eqx.field(default_factory=Frictionless)  # built per Engine: none at import
@@ -82,16 +89,19 @@ class Engine(eqx.Module):
     ball_pocket: BallPocketModel = eqx.field(default_factory=Capture)
     max_events: int = eqx.field(static=True, default=200)
     rest_speed: float = 1e-12
+    parting_speed: float = 1e-3
 
     def __check_init__(self):
-        """Each model an instance of its interface; ``max_events`` ≥ 1; ``rest_speed`` ≥ 0 (when concrete)."""
+        """Each model an instance of its interface; ``max_events`` ≥ 1; ``rest_speed``, ``parting_speed`` ≥ 0
+        (when concrete)."""
         for name, kind in (("ball_ball", BallBallModel), ("ball_cushion", BallCushionModel),
                            ("ball_pocket", BallPocketModel)):
             if not isinstance(getattr(self, name), kind):
                 raise TypeError(f"{name} must be a {kind.__name__}; got {type(getattr(self, name)).__name__}")
         check_count("max_events", self.max_events, low=1)
-        if is_concrete(self.rest_speed):
-            check_range("rest_speed", self.rest_speed, 0.0, shape=())
+        for name in ("rest_speed", "parting_speed"):
+            if is_concrete(getattr(self, name)):
+                check_range(name, getattr(self, name), 0.0, shape=())
 
 
 class Shot(eqx.Module):
@@ -121,24 +131,33 @@ class Shot(eqx.Module):
 
 
 def _resolve(balls, event, params, table, engine):
-    """The balls after ``event`` (their states at its time), by the model of its kind, and the balls it touched
-    put in the motion state their kinematics give."""
+    """The balls after ``event`` (their states at its time), by the model of its kind (a collision parting at
+    ``Engine.parting_speed`` at least), and the balls it touched put in the motion state their kinematics give."""
     count = balls.motion.shape[0]
     ball, other = event.ball, event.other
     me = jnp.arange(count) == ball
 
     def ball_ball(balls):
         first, second = engine.ball_ball(balls.take(ball), balls.take(other), params)
-        return balls.put(ball, first).put(other, second)
+        offset = balls.position[other] - balls.position[ball]
+        normal = offset / jnp.linalg.norm(offset)
+        short = jnp.maximum(engine.parting_speed - jnp.dot(second.velocity - first.velocity, normal), 0.0)
+        first = first._replace(velocity=first.velocity - 0.5 * short * normal)
+        return balls.put(ball, first).put(other, second._replace(velocity=second.velocity + 0.5 * short * normal))
+
+    def off_cushion(balls, normal):
+        after = engine.ball_cushion(balls.take(ball), normal, params)
+        short = jnp.maximum(engine.parting_speed - jnp.dot(after.velocity, normal), 0.0)
+        return balls.put(ball, after._replace(velocity=after.velocity + short * normal))
 
     def ball_cushion(balls):
         normal = cushion_normals(table)[other]
         side = jnp.where(jnp.dot(balls.position[ball] - table.cushions[other, 0], normal) >= 0, 1.0, -1.0)
-        return balls.put(ball, engine.ball_cushion(balls.take(ball), side * normal, params))
+        return off_cushion(balls, side * normal)
 
     def ball_tip(balls):
         offset = balls.position[ball] - table.tips[other]
-        return balls.put(ball, engine.ball_cushion(balls.take(ball), offset / jnp.linalg.norm(offset), params))
+        return off_cushion(balls, offset / jnp.linalg.norm(offset))
 
     def ball_pocket(balls):
         new, captured = engine.ball_pocket(balls.take(ball), table.pocket_centres[other],

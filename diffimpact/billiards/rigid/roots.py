@@ -37,7 +37,8 @@ singled out.
 the machine epsilon and s_k a bound of the terms that made coefficient k
 (``scale``; by default |c_k|). A pair touching at t = 0 (just after a
 collision) counts only if it approaches, p'(0) below minus the same bound
-of p': balls moving apart, or touching at rest, are no event.
+of p', or presses together, p'(0) zero within that bound and p''(0) below
+minus its own: balls moving apart, or touching at rest, are no event.
 
 Derivatives. Where p crosses zero with p'(t*) < 0, the implicit function
 theorem gives dt*/dc = −(∂p/∂c)/p'(t*). The search runs on values with no
@@ -166,7 +167,10 @@ def _search(c, scale, horizon, iterations):
     graze = polynomial(c, b) > 0  # within rounding of zero at b but not below it: the contact at b
     root = _newton(jnp.where((found & ~graze)[..., None], c, 1.0), a, b, iterations)
     first = jnp.where(found, jnp.where(graze, b, root), jnp.inf)
-    start = (jnp.abs(c[..., 0]) <= _rounding(scale, 0.0)) & (c[..., 1] < -_rounding(derivative(scale), 0.0))
+    # touching now and approaching, or pressing together (no approach beyond rounding, but p'' < 0)
+    rate, bend = _rounding(derivative(scale), 0.0), ROUNDING_MULTIPLE * jnp.finfo(scale.dtype).eps * scale[..., 2]
+    start = (jnp.abs(c[..., 0]) <= _rounding(scale, 0.0)) & (
+        (c[..., 1] < -rate) | ((c[..., 1] <= rate) & (c[..., 2] < -bend)))
     return jnp.where(start, 0.0, first)
 
 
@@ -184,7 +188,8 @@ def first_crossing(coefficients, horizon, scale=None, *, iterations=64):
 
     Returns
     -------
-    t : the leading shape; 0 where p(0) is zero within rounding and p'(0) < 0; ∞ where p does not reach zero from
+    t : the leading shape; 0 where p(0) is zero within rounding and p'(0) < 0, or p'(0) is zero within rounding
+        and p''(0) < 0 (pressing together); ∞ where p does not reach zero from
         above (an overlap at t = 0, p(0) < 0, counts only when p later rises above zero and falls back).
     Derivatives with respect to ``coefficients`` by the implicit function theorem (module docstring).
     """
