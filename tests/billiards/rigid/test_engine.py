@@ -260,3 +260,5 @@ def test_balls_pressed_together_part_in_a_train_of_collisions_without_overlap():
     assert np.all(parting >= 0.01 * (1 - 1e-12))
     times = jnp.linspace(0.0, float(shot.time[count]), 4001)
     assert np.min(ball_gaps(states_at(shot, PARAMS, times), PARAMS)) > -1e-12
+    with pytest.raises(EventBudgetExceeded):
+        simulate(balls, PARAMS, TABLE, eqx.tree_at(lambda e: e.parting_speed, ENGINE, 0.0))
