@@ -29,6 +29,7 @@ API_PAGES = {
     "multibody": "diffimpact.multibody",
     "multibody-integrate": "diffimpact.multibody.integrate",
     "scenes": "diffimpact.scenes",
+    "billiards-rigid": "diffimpact.billiards.rigid",
     "reproduce": "diffimpact.reproduce",
     "io": "diffimpact.io",
     "fitting": "fitting",

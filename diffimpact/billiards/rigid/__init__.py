@@ -4,7 +4,8 @@
 ``motion``: the balls' states (``Balls``, ``Parameters``) and their motion between events; ``roots``: when a
 polynomial of degree ≤ 4 first reaches zero, with exact derivatives; ``detection``: the table (``Table``) and every
 candidate event's time as arrays; ``ball_ball``, ``ball_cushion``, ``ball_pocket``: one interface per kind of
-event and its first model; ``engine``: the event loop (``simulate``, ``Engine``, ``Shot``) and ``states_at``.
+event and its first model; ``engine``: the event loop (``simulate``, ``Engine``, ``Shot``) and ``states_at``;
+``pool`` (imported on its own): the pool table of ``diffimpact.scenes.billiard`` as a ``Table`` and its break.
 """
 
 from diffimpact.billiards.rigid.ball_ball import BallBallModel, Frictionless
@@ -14,12 +15,15 @@ from diffimpact.billiards.rigid.detection import (
     BALL_BALL,
     BALL_CUSHION,
     BALL_POCKET,
+    BALL_TIP,
     EVENT_NAMES,
     TRANSITION,
     Event,
     EventTimes,
     Table,
+    ball_gaps,
     ball_pairs,
+    cushion_gaps,
     event_times,
     next_event,
 )
@@ -62,8 +66,8 @@ __all__ = [
     "BallBallModel", "BallCushionModel", "BallPocketModel", "Capture", "Frictionless", "StickingFriction",
     "EVENTS_EXHAUSTED", "FINISHED", "START", "UNUSED", "Engine", "EventBudgetExceeded", "Shot", "simulate",
     "states_at",
-    "BALL_BALL", "BALL_CUSHION", "BALL_POCKET", "EVENT_NAMES", "TRANSITION", "Event", "EventTimes", "Table",
-    "ball_pairs", "event_times", "next_event",
+    "BALL_BALL", "BALL_CUSHION", "BALL_POCKET", "BALL_TIP", "EVENT_NAMES", "TRANSITION", "Event", "EventTimes", "Table",
+    "ball_gaps", "ball_pairs", "cushion_gaps", "event_times", "next_event",
     "MOTION_NAMES", "POCKETED", "ROLLING", "SLIDING", "SPINNING", "STATIONARY", "Ball", "Balls", "Parameters",
     "acceleration", "ball_states", "end_state", "evolve", "first_crossing", "kinetic_energy", "moves",
     "quadratic_roots", "rolling_spin", "settle", "slip", "trajectory_coefficients", "transition_times",

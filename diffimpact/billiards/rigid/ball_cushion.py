@@ -41,8 +41,9 @@ from diffimpact.billiards.rigid.motion import Ball
 
 class BallCushionModel(eqx.Module):
     """A ball–cushion collision model: ``model(ball, normal, params)`` takes the ball's kinematics at contact
-    (``motion.Ball``, its centre R from the nose line), the unit normal (2,) of the cushion pointing towards the
-    ball, and ``motion.Parameters``, and returns the ball's kinematics after."""
+    (``motion.Ball``, its centre R from the nose), the unit normal (2,) of the cushion pointing towards the
+    ball (a segment's normal, or for a tip the line from its centre to the ball's), and ``motion.Parameters``,
+    and returns the ball's kinematics after."""
 
     @abc.abstractmethod
     def __call__(self, ball, normal, params):

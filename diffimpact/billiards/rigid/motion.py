@@ -79,10 +79,13 @@ class Parameters(eqx.Module):
     """The balls and the cloth (SI units); every field a differentiable leaf.
 
     The defaults: a pool ball of 57.15 mm diameter and 0.17 kg, solid (I = 2mR²/5);
-    the cloth's sliding friction 0.2 (the value ``diffimpact.scenes.billiard`` assumes,
-    after Gismeros Moreno et al.'s Table 2); rolling and spinning friction 0.01 (assumed:
-    the order of magnitude of measured cloths; a rolling ball at 1 m/s then runs 5.1 m,
-    and a spinning ball's ω_z decays at 8.6 rad/s²).
+    the cloth of pooltool's defaults (E. Kiefl, pooltool 0.3, ``BallParams``, which takes
+    them from Alciatore's physical properties of pool equipment,
+    billiards.colostate.edu/faq/physics/physical-properties): sliding friction 0.2 (also the
+    value ``diffimpact.scenes.billiard`` assumes, after Gismeros Moreno et al.'s Table 2),
+    rolling friction 0.01 (a rolling ball at 1 m/s runs 5.1 m) and spinning friction
+    0.0127, pooltool's u_sp = (10 · 2/5 / 9) R in the same law (M5), α = 5 μ_sp g/(2R): a
+    spin decay of 10 rad/s² with g taken as 9 m/s², 10.9 rad/s² with g = 9.81 m/s².
     """
 
     radius: float = 0.028575
@@ -90,7 +93,7 @@ class Parameters(eqx.Module):
     inertia: float = 0.4 * 0.17 * 0.028575**2
     sliding_friction: float = 0.2
     rolling_friction: float = 0.01
-    spinning_friction: float = 0.01
+    spinning_friction: float = 10 * 2 / 5 / 9 * 0.028575
     gravity: float = 9.81
 
     def __check_init__(self):
@@ -281,6 +284,11 @@ def end_state(balls, params, which, *, rest_speed=1e-12):
     """The balls ``which`` taken through their change of state at its time: a sliding ball to rolling (ω_xy
     from u = 0), a rolling ball to a spin in place or rest (v = 0), a spinning ball to rest (ω_z = 0); then
     ``settle``. Removes the rounding left by ``evolve`` at τ of (M3), (M4), (M6)."""
+    return settle(_ended(balls, params, which), params, which, rest_speed=rest_speed)
+
+
+def _ended(balls, params, which):
+    """The kinematics of ``end_state`` before ``settle``."""
     motion = balls.motion[:, None]
     pick = which[:, None]
     rolling = _turned(balls.velocity) / params.radius
@@ -288,9 +296,7 @@ def end_state(balls, params, which, *, rest_speed=1e-12):
     horizontal = jnp.where(pick & (motion == ROLLING), 0.0, horizontal)
     velocity = jnp.where(pick & (motion == ROLLING), 0.0, balls.velocity)
     vertical = jnp.where(which & (balls.motion == SPINNING), 0.0, balls.angular_velocity[:, 2])
-    snapped = Balls(balls.position, velocity, jnp.concatenate([horizontal, vertical[:, None]], axis=-1),
-                    balls.motion)
-    return settle(snapped, params, which, rest_speed=rest_speed)
+    return Balls(balls.position, velocity, jnp.concatenate([horizontal, vertical[:, None]], axis=-1), balls.motion)
 
 
 def kinetic_energy(balls, params):

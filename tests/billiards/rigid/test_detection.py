@@ -44,8 +44,9 @@ def test_a_rolling_ball_reaches_a_resting_ball_at_the_rolling_closed_form():
     balls = three_balls([[-0.3, 0.1], [-0.3 + 2 * R + gap, 0.1], [0.8, -0.4]],
                         [[speed, 0.0], [0.0, 0.0], [0.0, 0.0]], [rolling_spin([speed, 0.0], R), [0, 0, 0], [0, 0, 0]])
     times = times_jit(balls, PARAMS, TABLE)
-    np.testing.assert_allclose(times.ball_ball[0], rolling_time(speed, gap), rtol=1e-13)
-    assert np.all(np.isinf(times.ball_ball[1:]))  # the pairs (0, 2) and (1, 2)
+    np.testing.assert_allclose(times.ball_ball[0, 1], rolling_time(speed, gap), rtol=1e-13)
+    np.testing.assert_array_equal(times.ball_ball, times.ball_ball.T)
+    assert np.all(np.isinf(times.ball_ball[2])) and np.all(np.isinf(np.diagonal(times.ball_ball)))
     event = next_jit(balls, TABLE)
     assert (int(event.kind), int(event.ball), int(event.other)) == (BALL_BALL, 0, 1)
 
@@ -130,8 +131,13 @@ def test_curved_paths_of_sliding_balls_against_a_dense_scan_of_the_motion(case):
     tau = np.asarray(transition_times(balls, PARAMS))
     first, second = ball_pairs(3)
     expected = scan_first_contacts(balls, np.concatenate([np.minimum(tau[first], tau[second]), tau]))
-    np.testing.assert_allclose(np.concatenate([times.ball_ball, times.ball_cushion[:, 0]]), expected, rtol=1e-9)
-    assert np.isfinite(times.ball_ball).sum() >= 2 and np.isfinite(times.ball_cushion[:, 0]).any()
+    pairs = times.ball_ball[first, second]
+    np.testing.assert_allclose(np.concatenate([pairs, times.ball_cushion[:, 0]]), expected, rtol=1e-9)
+    assert np.isfinite(pairs).sum() >= 2 and np.isfinite(times.ball_cushion[:, 0]).any()
+    # the rows of two balls alone are those rows of every ball's
+    rows = times_jit(balls, PARAMS, TABLE, jnp.array([2, 0]))
+    for name in ("ball_ball", "ball_cushion", "ball_tip", "ball_pocket", "transition"):
+        np.testing.assert_array_equal(getattr(rows, name), getattr(times, name)[np.array([2, 0])])
 
 
 def test_the_contact_time_is_differentiable_in_the_speed():
@@ -142,7 +148,7 @@ def test_the_contact_time_is_differentiable_in_the_speed():
         balls = ball_states(PARAMS, jnp.array([[-0.3, 0.1], [-0.3 + 2 * R + gap, 0.1], [0.8, -0.4]]),
                             jnp.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]) * speed,
                             jnp.array([[0.0, 1.0 / R, 0.0], [0, 0, 0], [0, 0, 0]]) * speed)
-        return event_times(balls, PARAMS, TABLE).ball_ball[0]
+        return event_times(balls, PARAMS, TABLE).ball_ball[0, 1]
 
     speed = 1.2
     root = np.sqrt(speed**2 - 2 * MU_R * G * gap)
@@ -158,3 +164,7 @@ def test_a_table_refuses_bad_arrays():
         Table(CUSHIONS, pocket_centres=[[0.0, 0.0]])
     with pytest.raises(ValueError, match="pocket_radii"):
         Table(CUSHIONS, [[0.0, 0.0]], [-0.05])
+    with pytest.raises(ValueError, match=r"tips must have shape \(M, 2\)"):
+        Table(CUSHIONS, tips=[0.0, 0.0])
+    with pytest.raises(ValueError, match="tip_radii"):
+        Table(CUSHIONS, tips=[[0.0, 0.0]], tip_radii=[-0.01])

@@ -1,6 +1,12 @@
 """Whole shots: a head-on collision against momentum and Newton's law, a bank off a cushion at the model's angle,
 mirror symmetry, the event budget, and forward derivatives against central differences."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -23,6 +29,7 @@ from diffimpact.billiards.rigid import (
     Parameters,
     StickingFriction,
     Table,
+    ball_gaps,
     ball_states,
     evolve,
     rolling_spin,
@@ -172,6 +179,8 @@ def test_an_engine_refuses_bad_settings_by_name():
         Engine(max_events=0)
     with pytest.raises(ValueError, match="rest_speed"):
         Engine(rest_speed=-1.0)
+    with pytest.raises(ValueError, match="parting_speed"):
+        Engine(parting_speed=-1e-3)
     with pytest.raises(TypeError, match="ball_cushion must be a BallCushionModel"):
         Engine(ball_cushion=Frictionless())
     with pytest.raises(ValueError, match="restitution"):
@@ -213,3 +222,43 @@ def test_forward_derivatives_of_the_final_positions_match_central_differences():
             np.testing.assert_array_equal(a, c)
         difference = (np.asarray(plus) - np.asarray(minus)) / (2 * step[k])
         np.testing.assert_allclose(jacobian[:, k], difference, rtol=1e-6, atol=1e-6 * np.abs(difference).max())
+
+
+def test_importing_the_engine_starts_no_computation():
+    """Importing the engine and the pool table builds no array (an ``Engine``'s default models are built with
+    it), so a ``diffimpact.configure()`` after the imports still comes before JAX's CPU backend starts (where it
+    would warn, on x86)."""
+    code = ("import json, warnings, diffimpact, diffimpact.billiards.rigid.pool\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    diffimpact.configure()\n"
+            "print(json.dumps([str(w.message) for w in caught]))")
+    environment = {name: value for name, value in os.environ.items() if name not in ("JAX_ENABLE_X64", "XLA_FLAGS")}
+    result = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True,
+                            timeout=120, cwd=Path(__file__).parents[3])
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_balls_pressed_together_part_in_a_train_of_collisions_without_overlap():
+    """A ball rolling at 0.5 m/s touches one sliding ahead of it at the same speed without spin: the one ahead
+    decelerates at μ_s g, the other at μ_r g, so they press together at no normal speed. That contact counts at
+    t = 0 and parts them at ``parting_speed`` (1 cm/s here, so that the train is short: a collision about every
+    2 × 1 cm/s over μ_s g while the one ahead slides); they meet again and again until it rolls, with no overlap
+    at any time and every collision parting them at ``parting_speed`` at least (with none, they would press
+    together at t = 0 for ever)."""
+    speed = 0.5
+    balls = two_balls(PARAMS, [[-0.5, 0.1], [-0.5 + 2 * R, 0.1]], [[speed, 0.0], [speed, 0.0]],
+                      [rolling_spin([speed, 0.0], R), [0, 0, 0]])
+    engine = eqx.tree_at(lambda e: e.parting_speed, ENGINE, 0.01)
+    shot = simulate(balls, PARAMS, TABLE, engine)
+    count = int(shot.events)
+    assert (float(shot.time[1]), int(shot.kind[1])) == (0.0, BALL_BALL)
+    collisions = np.flatnonzero(np.asarray(shot.kind[1:count + 1]) == BALL_BALL) + 1
+    assert len(collisions) >= 2
+    parting = np.diff(np.asarray(shot.states.velocity[collisions, :2, 0]), axis=-1)
+    assert np.all(parting >= 0.01 * (1 - 1e-12))
+    times = jnp.linspace(0.0, float(shot.time[count]), 4001)
+    assert np.min(ball_gaps(states_at(shot, PARAMS, times), PARAMS)) > -1e-12
+    with pytest.raises(EventBudgetExceeded):
+        simulate(balls, PARAMS, TABLE, eqx.tree_at(lambda e: e.parting_speed, ENGINE, 0.0))

@@ -107,17 +107,19 @@ def contact_quartic(separation_rate, acceleration=0.0, radius=0.028575):
     return c, scale
 
 
-def test_touching_at_t_zero_counts_only_when_approaching():
+def test_touching_at_t_zero_counts_only_when_approaching_or_pressing():
     """Moving apart (or at rest, or apart and then turning back only later) is no contact at t = 0; moving
-    together is. The constant term of |Δr|² − (2R)² rounds to ±ε (2R)², seen through ``scale``."""
-    cases = [contact_quartic(-0.5), contact_quartic(0.5), contact_quartic(0.0), contact_quartic(0.5, -2.0)]
+    together is, and so is pressing together (no normal speed, decelerated towards each other). The constant term
+    of |Δr|² − (2R)² rounds to ±ε (2R)², seen through ``scale``."""
+    cases = [contact_quartic(-0.5), contact_quartic(0.5), contact_quartic(0.0), contact_quartic(0.5, -2.0),
+             contact_quartic(0.0, -2.0), contact_quartic(0.0, 2.0)]
     coefficients = np.stack([c for c, _ in cases])
     scales = np.stack([s for _, s in cases])
     rounded = coefficients + np.array([1e-18, 0, 0, 0, 0])  # the rounding of the constant term, above zero
     for c in (coefficients, rounded, coefficients - np.array([1e-18, 0, 0, 0, 0])):
         found = crossing(c, 1.0, scales)
-        assert found[0] == 0.0
-        assert np.all(np.isinf(found[1:3]))
+        assert found[0] == 0.0 and found[4] == 0.0
+        assert np.all(np.isinf(np.asarray(found)[[1, 2, 5]]))
         # apart at 0.5 m/s, decelerated towards each other at 2 m/s²: back in contact at t = 2 w/a = 0.5 s
         np.testing.assert_allclose(found[3], 0.5, rtol=1e-12)
 
