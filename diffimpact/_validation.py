@@ -112,10 +112,7 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
     the shape ``value`` must have (``()`` for one number), or a list of the
     shapes allowed; ``None`` (default) for any.
     """
-    low_open = low_open or low == -np.inf
-    high_open = high_open or high == np.inf
-    interval = _interval(low, high, low_open, high_open)
-    message = f"{name} must be finite" + ("" if low == -np.inf and high == np.inf else f" and in {interval}") + hint
+    low_open, high_open, message = _range_message(name, low, high, low_open, high_open, hint)
     value = check_real(name, value)
     check_shape(name, value, shape)
     if isinstance(value, jax.core.Tracer):
@@ -123,6 +120,30 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
         below = value < high if high_open else value <= high
         bad = jnp.any(~(above & below) | jnp.isnan(value))
         return eqx.error_if(value if carrier is None else carrier, bad, message)
+    _refuse_outside(value, low, high, low_open, high_open, message)
+    return jnp.asarray(value, dtype=float) if carrier is None else carrier
+
+
+def check_in_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_open=False, hint="", shape=None):
+    """``check_range`` of a concrete ``value`` that makes no JAX array of it, so that it starts no JAX computation
+    (an option object built as a default argument, when its module is imported before ``diffimpact.configure()``)."""
+    low_open, high_open, message = _range_message(name, low, high, low_open, high_open, hint)
+    value = check_real(name, value)
+    check_shape(name, value, shape)
+    _refuse_outside(value, low, high, low_open, high_open, message)
+
+
+def _range_message(name, low, high, low_open, high_open, hint):
+    """Whether each bound is open (an infinite one always is) and the message of a value outside them."""
+    low_open = low_open or low == -np.inf
+    high_open = high_open or high == np.inf
+    interval = _interval(low, high, low_open, high_open)
+    return low_open, high_open, (f"{name} must be finite" + ("" if low == -np.inf and high == np.inf else
+                                                            f" and in {interval}") + hint)
+
+
+def _refuse_outside(value, low, high, low_open, high_open, message):
+    """A ``ValueError`` with ``message`` and the offending values if a concrete ``value`` is outside or NaN."""
     array = np.asarray(value, dtype=float)
     above = array > low if low_open else array >= low
     below = array < high if high_open else array <= high
@@ -130,7 +151,6 @@ def check_range(name, value, low=-np.inf, high=np.inf, *, low_open=False, high_o
     if not np.all(ok):
         offending = array[~ok] if array.ndim else array
         raise ValueError(f"{message}; got {offending.ravel()[:5].tolist()}")
-    return jnp.asarray(value, dtype=float) if carrier is None else carrier
 
 
 def check_shape(name, value, shape):

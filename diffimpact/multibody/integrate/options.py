@@ -19,7 +19,7 @@ import equinox as eqx
 import numpy as np
 import optimistix as optx
 
-from diffimpact._validation import check_count, check_range, is_concrete
+from diffimpact._validation import check_count, check_in_range, check_range, is_concrete
 
 _POSITIVE = dict(low=0.0, low_open=True)
 _FRACTION = dict(low=0.0, high=1.0, low_open=True, high_open=True)
@@ -41,7 +41,7 @@ def _check_bound(name, value):
     """A static bound: a number > 0, or inf for none."""
     if isinstance(value, (int, float, np.floating)) and not isinstance(value, bool) and value == np.inf:
         return
-    check_range(name, value, 0.0, low_open=True, shape=(), hint=", or inf for none")
+    check_in_range(name, value, 0.0, low_open=True, shape=(), hint=", or inf for none")
 
 
 def _tuple(value):
@@ -57,7 +57,7 @@ class _Traced(eqx.Module):
         for name in self._traced():
             value = getattr(self, name)
             if value is not None and is_concrete(value):
-                _check(name, value)
+                check_in_range(name, value, **_RANGES[name])
 
     def _traced(self):
         return [name for name in _RANGES if hasattr(self, name)]
